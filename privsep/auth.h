@@ -1,0 +1,46 @@
+/*
+ * Authentication and the facts a post-login worker is built from. Runs in
+ * the session monitor (root); PAM itself runs in a short-lived child so
+ * that the long-lived monitor does not carry PAM's modules and heap.
+ */
+#ifndef TW_AUTH_H
+#define TW_AUTH_H
+
+#include <limits.h>
+#include <sys/types.h>
+
+#include "ipc.h"
+
+struct tw_config;
+
+#define AUTH_MAX_GROUPS 256
+
+struct auth_user {
+	char name[IPC_MAX_USER + 1];
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[AUTH_MAX_GROUPS];
+	int ngroups;
+	char chroot_dir[PATH_MAX];	/* "" = not chrooted */
+	char start_dir[PATH_MAX];	/* inside the chroot when chrooted */
+	int anonymous;
+	mode_t umask;
+};
+
+/* Whether user names an anonymous login ("anonymous" or "ftp"). */
+int auth_is_anonymous_name(const char *user);
+
+/*
+ * Checks user and pass. Returns 0 and fills *u on success, -1 on failure
+ * (the reason is logged, never told to the client).
+ */
+int auth_login(const struct tw_config *cfg, const char *user, const char *pass,
+	       const char *peer_ip, struct auth_user *u);
+
+/*
+ * Whether name is listed in file (one name per line, '#' comments).
+ * A missing file lists nobody.
+ */
+int auth_name_in_file(const char *file, const char *name);
+
+#endif

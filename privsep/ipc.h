@@ -1,0 +1,116 @@
+/*
+ * Typed IPC between a session monitor and its protocol worker.
+ *
+ * Transport: an AF_UNIX SOCK_SEQPACKET socketpair, so one datagram is one
+ * message. Wire format of a message, all integers little-endian:
+ *
+ *   u16 type | u16 reserved (0) | u32 payload length | payload
+ *
+ * The payload is a sequence of typed fields written by the ipc_put_*
+ * functions: u32 (4 bytes) and str (u32 length, then that many bytes, no
+ * NUL). A file descriptor rides with SCM_RIGHTS only on the message types
+ * whose schema declares one. Decoders reject anything short, long, unknown
+ * or with an unexpected descriptor; getters never return partial values.
+ */
+#ifndef TW_IPC_H
+#define TW_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IPC_HDR_LEN 8
+#define IPC_MAX_PAYLOAD 4096
+#define IPC_MAX_MSG (IPC_HDR_LEN + IPC_MAX_PAYLOAD)
+
+/* Bounds on string fields. */
+#define IPC_MAX_USER 256
+#define IPC_MAX_PASS 256
+#define IPC_MAX_LOGMSG 1024
+
+enum ipc_type {
+	IPC_NONE = 0,
+	/* worker -> monitor */
+	IPC_LOGIN,		/* str user, str pass */
+	IPC_LOG,		/* u32 level, str text */
+	IPC_PORT20_CONNECT,	/* u32 port: connect to the control peer from ftp_data_port */
+	/* monitor -> worker */
+	IPC_LOGIN_RESULT,	/* u32 result (enum ipc_login_result) */
+	IPC_FD_RESULT,		/* u32 errno (0 = ok); fd present iff errno == 0 */
+	IPC_TYPE_COUNT
+};
+
+enum ipc_login_result {
+	IPC_LOGIN_OK = 0,
+	IPC_LOGIN_FAIL = 1,	/* wrong user or password: 530, may retry */
+	IPC_LOGIN_CLOSE = 2,	/* too many failures: close the session */
+};
+
+enum ipc_fd_rule { IPC_FD_NEVER, IPC_FD_ALWAYS, IPC_FD_OPTIONAL };
+
+struct ipc_schema {
+	const char *name;
+	enum ipc_fd_rule fd;
+	uint32_t max_payload;	/* payloads longer than this are rejected */
+};
+
+/* Indexed by enum ipc_type. */
+extern const struct ipc_schema ipc_schemas[IPC_TYPE_COUNT];
+
+struct ipc_msg {
+	uint16_t type;
+	uint32_t len;			/* payload bytes used */
+	uint32_t rpos;			/* read cursor for the getters */
+	int fd;				/* -1 when none */
+	int overflow;			/* a put did not fit: sending fails */
+	unsigned char payload[IPC_MAX_PAYLOAD];
+};
+
+/* Error codes of the decoder and receiver (negative). */
+enum ipc_err {
+	IPC_OK = 0,
+	IPC_E_SHORT = -1,	/* shorter than a header, or payload shorter than declared */
+	IPC_E_LONG = -2,	/* longer than declared or than the type allows */
+	IPC_E_TYPE = -3,	/* unknown type */
+	IPC_E_FD = -4,		/* descriptor missing, unexpected or truncated */
+	IPC_E_EOF = -5,		/* peer closed */
+	IPC_E_IO = -6,		/* recvmsg/sendmsg failed (see errno) */
+	IPC_E_FIELD = -7,	/* getter: field absent, too long, or bad */
+	IPC_E_RESERVED = -8,	/* reserved header bits set */
+};
+
+const char *ipc_strerror(int err);
+
+/* --- Pure codec (ipc_codec.c): no I/O, unit-tested and fuzzed --- */
+
+void ipc_init(struct ipc_msg *m, enum ipc_type type);
+void ipc_put_u32(struct ipc_msg *m, uint32_t v);
+void ipc_put_str(struct ipc_msg *m, const char *s, size_t len);
+
+/* Each getter returns 0 or IPC_E_FIELD and then leaves *out untouched. */
+int ipc_get_u32(struct ipc_msg *m, uint32_t *out);
+/* Copies a string field of at most maxlen bytes into buf (bufsz > maxlen),
+ * NUL-terminated; a field containing a NUL byte is rejected. */
+int ipc_get_str(struct ipc_msg *m, char *buf, size_t bufsz, size_t maxlen, size_t *lenout);
+/* 0 when every payload byte has been read, else IPC_E_LONG. */
+int ipc_get_end(const struct ipc_msg *m);
+/* IPC_FD_RESULT carries a descriptor iff its errno field (err, already
+ * read with ipc_get_u32) is 0. 0, IPC_E_FD, or IPC_E_TYPE for another type. */
+int ipc_check_fd_result(const struct ipc_msg *m, uint32_t err);
+
+/* Serialises header+payload into buf; returns bytes or a negative error. */
+int ipc_encode(const struct ipc_msg *m, unsigned char *buf, size_t cap);
+/* Parses one datagram of n bytes; has_fd says whether a descriptor came
+ * with it (the caller stores it in m->fd after success). */
+int ipc_decode(const unsigned char *buf, size_t n, int has_fd, struct ipc_msg *m);
+
+/* --- Socket I/O (ipc.c) --- */
+
+/* Creates the SOCK_SEQPACKET pair, close-on-exec. 0 or -1. */
+int ipc_socketpair(int sv[2]);
+/* Sends m (and m->fd if >= 0 and the schema allows). 0 or negative. */
+int ipc_send(int sock, const struct ipc_msg *m);
+/* Receives one message; any descriptor beyond the schema is closed and
+ * the message rejected. 0 or negative. */
+int ipc_recv(int sock, struct ipc_msg *m);
+
+#endif

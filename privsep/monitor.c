@@ -1,0 +1,375 @@
+/*
+ * The session monitor. Root, one per client; it starts the protocol
+ * worker, answers its typed requests, and never reads the client's bytes.
+ *
+ * The whole privileged API is the permit table below: which request is
+ * legal in which state. Anything else ends the session.
+ */
+#include "monitor.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "config.h"
+#include "ftpparse.h"
+#include "ipc.h"
+#include "log.h"
+#include "sandbox.h"
+#include "util.h"
+#include "worker.h"
+
+enum mon_state {
+	ST_PRELOGIN = 1 << 0,
+	ST_POSTLOGIN = 1 << 1,
+};
+
+struct monitor {
+	const struct tw_config *cfg;
+	enum mon_state state;
+	int client_fd;
+	int ipc_fd;
+	pid_t worker;
+	struct sockaddr_storage peer, local;
+	char peer_ip[INET6_ADDRSTRLEN];
+	unsigned login_fails;
+	struct auth_user user;
+	int last_seccomp_nr;	/* from a worker's violation report, or -1 */
+};
+
+static struct monitor mon;
+
+typedef void (*mon_handler)(struct ipc_msg *m);
+
+static void monitor_handle_login(struct ipc_msg *m);
+static void monitor_handle_log(struct ipc_msg *m);
+static void monitor_handle_port20(struct ipc_msg *m);
+
+static const struct permit {
+	enum ipc_type type;
+	unsigned states;
+	mon_handler handler;
+} permits[] = {
+	/* Bounded by max_login_fails inside the handler. */
+	{ IPC_LOGIN, ST_PRELOGIN, monitor_handle_login },
+	{ IPC_LOG, ST_PRELOGIN | ST_POSTLOGIN, monitor_handle_log },
+	/* A socket bound to ftp_data_port, only to the control peer. */
+	{ IPC_PORT20_CONNECT, ST_POSTLOGIN, monitor_handle_port20 },
+};
+
+static void __attribute__((noreturn))
+monitor_end(int code)
+{
+	if (mon.worker > 0) {
+		kill(mon.worker, SIGKILL);
+		while (waitpid(mon.worker, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	_exit(code);
+}
+
+static void __attribute__((noreturn))
+monitor_abort(const char *why)
+{
+	tw_log(TW_LOG_WARN, "ending session from %s: %s", mon.peer_ip, why);
+	monitor_end(1);
+}
+
+static void
+monitor_reply_u32(enum ipc_type type, uint32_t v, int fd)
+{
+	struct ipc_msg m;
+
+	ipc_init(&m, type);
+	ipc_put_u32(&m, v);
+	m.fd = fd;
+	if (ipc_send(mon.ipc_fd, &m) != 0)
+		monitor_abort("worker gone");
+}
+
+/* --- Starting workers --- */
+
+/*
+ * Leaves the child with only the descriptors it needs: 0-2 and the two
+ * given ones. Everything else the monitor holds (the log file, other
+ * sockets) must not reach a process that parses client input.
+ */
+static void
+close_other_fds(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+
+	if (lo > 3)
+		close_range(3, (unsigned)lo - 1, 0);
+	if (hi > lo + 1)
+		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+	close_range((unsigned)hi + 1, ~0U, 0);
+}
+
+static pid_t
+start_worker(int post_login, int *ipc_out)
+{
+	int sv[2];
+	pid_t pid, parent = getpid();
+
+	if (ipc_socketpair(sv) != 0)
+		die("socketpair: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid > 0) {
+		close(sv[1]);
+		*ipc_out = sv[0];
+		return pid;
+	}
+	close(sv[0]);
+	close_other_fds(mon.client_fd, sv[1]);
+	log_to_ipc(sv[1]);
+	log_set_role("worker");
+	if (!post_login) {
+		struct creds_target t = {
+			.uid = tw_rt.nopriv_uid, .gid = tw_rt.nopriv_gid,
+			.groups = NULL, .ngroups = 0,
+			.chroot_dir = mon.cfg->secure_chroot_dir, .start_dir = "/",
+			.umask = 077,
+		};
+
+		creds_become(&t);
+	} else {
+		struct creds_target t = {
+			.uid = mon.user.uid, .gid = mon.user.gid,
+			.groups = mon.user.groups, .ngroups = mon.user.ngroups,
+			.chroot_dir = mon.user.chroot_dir[0] ? mon.user.chroot_dir : NULL,
+			.start_dir = mon.user.start_dir,
+			.umask = mon.user.umask,
+		};
+
+		creds_become(&t);
+	}
+	/* Set after the uid change, which clears it; then close the race. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	sandbox_set_report_fd(sv[1]);
+	sandbox_apply(post_login ? ROLE_WORKER_POSTLOGIN : ROLE_WORKER_PRELOGIN, mon.cfg);
+	if (!post_login) {
+		worker_prelogin_run(mon.cfg, mon.client_fd, sv[1]);
+	} else {
+		struct worker_login wl;
+
+		memset(&wl, 0, sizeof(wl));
+		tw_strlcpy(wl.user, mon.user.name, sizeof(wl.user));
+		wl.anonymous = mon.user.anonymous;
+		wl.chrooted = mon.user.chroot_dir[0] != '\0';
+		explicit_bzero(&mon.user, sizeof(mon.user));
+		worker_postlogin_run(mon.cfg, mon.client_fd, sv[1], &wl);
+	}
+}
+
+/* --- Request handlers --- */
+
+static void
+monitor_handle_login(struct ipc_msg *m)
+{
+	char user[IPC_MAX_USER + 1], pass[IPC_MAX_PASS + 1];
+	size_t ulen, plen;
+	int ok;
+
+	if (ipc_get_str(m, user, sizeof(user), IPC_MAX_USER, &ulen) != 0 ||
+	    ipc_get_str(m, pass, sizeof(pass), IPC_MAX_PASS, &plen) != 0 ||
+	    ipc_get_end(m) != 0)
+		monitor_abort("malformed LOGIN request");
+	if (mon.login_fails >= mon.cfg->max_login_fails)
+		monitor_abort("LOGIN request after the last allowed failure");
+	ok = auth_login(mon.cfg, user, pass, mon.peer_ip, &mon.user) == 0;
+	explicit_bzero(pass, sizeof(pass));
+	explicit_bzero(m->payload, sizeof(m->payload));
+	if (ok) {
+		tw_log(TW_LOG_INFO, "OK LOGIN: client %s, user \"%s\"%s", mon.peer_ip,
+		       mon.user.name, mon.user.anonymous ? " (anonymous)" : "");
+		/* The pre-login worker has nothing left to do: end it now. */
+		kill(mon.worker, SIGKILL);
+		while (waitpid(mon.worker, NULL, 0) < 0 && errno == EINTR)
+			;
+		close(mon.ipc_fd);
+		mon.state = ST_POSTLOGIN;
+		mon.worker = start_worker(1, &mon.ipc_fd);
+		return;
+	}
+	mon.login_fails++;
+	tw_log(TW_LOG_INFO, "FAIL LOGIN: client %s, user \"%s\"", mon.peer_ip, user);
+	/* The delay is the monitor's: a compromised worker cannot skip it. */
+	if (mon.cfg->delay_failed_login)
+		sleep(mon.cfg->delay_failed_login);
+	monitor_reply_u32(IPC_LOGIN_RESULT,
+			  mon.login_fails >= mon.cfg->max_login_fails ? IPC_LOGIN_CLOSE
+								      : IPC_LOGIN_FAIL, -1);
+}
+
+static void
+monitor_handle_log(struct ipc_msg *m)
+{
+	char text[IPC_MAX_LOGMSG + 1];
+	uint32_t level;
+	size_t len;
+	int nr;
+
+	if (ipc_get_u32(m, &level) != 0 ||
+	    ipc_get_str(m, text, sizeof(text), IPC_MAX_LOGMSG, &len) != 0 ||
+	    ipc_get_end(m) != 0)
+		monitor_abort("malformed LOG request");
+	if (sscanf(text, "seccomp-violation nr=%d", &nr) == 1) {
+		mon.last_seccomp_nr = nr;
+		tw_log(TW_LOG_ERR, "worker of %s: forbidden syscall %s (%d): %s", mon.peer_ip,
+		       sandbox_syscall_name(nr), nr, text);
+		return;
+	}
+	log_from_worker((int)level, text, mon.worker);
+}
+
+static void
+monitor_handle_port20(struct ipc_msg *m)
+{
+	struct sockaddr_storage src = mon.local, dst = mon.peer;
+	uint32_t port;
+	int fd, one = 1;
+	socklen_t len = src.ss_family == AF_INET ? sizeof(struct sockaddr_in)
+						 : sizeof(struct sockaddr_in6);
+
+	if (ipc_get_u32(m, &port) != 0 || ipc_get_end(m) != 0 || port == 0 || port > 65535)
+		monitor_abort("malformed PORT20 request");
+	if (!mon.cfg->connect_from_port_20)
+		monitor_abort("PORT20 request without connect_from_port_20");
+	if (!mon.cfg->port_promiscuous && port < 1024) {
+		monitor_reply_u32(IPC_FD_RESULT, EPERM, -1);
+		return;
+	}
+	/* The destination is pinned to the control peer: no bounce. */
+	if (src.ss_family == AF_INET) {
+		((struct sockaddr_in *)&src)->sin_port = htons((uint16_t)mon.cfg->ftp_data_port);
+		((struct sockaddr_in *)&dst)->sin_port = htons((uint16_t)port);
+	} else {
+		((struct sockaddr_in6 *)&src)->sin6_port = htons((uint16_t)mon.cfg->ftp_data_port);
+		((struct sockaddr_in6 *)&dst)->sin6_port = htons((uint16_t)port);
+	}
+	fd = socket(src.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		monitor_reply_u32(IPC_FD_RESULT, (uint32_t)errno, -1);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&src, len) != 0 ||
+	    connect(fd, (struct sockaddr *)&dst, len) != 0) {
+		uint32_t err = (uint32_t)errno;
+
+		close(fd);
+		monitor_reply_u32(IPC_FD_RESULT, err ? err : EIO, -1);
+		return;
+	}
+	monitor_reply_u32(IPC_FD_RESULT, 0, fd);
+	close(fd);
+}
+
+/* --- The loop --- */
+
+static void
+monitor_dispatch(struct ipc_msg *m)
+{
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(permits); i++) {
+		if (permits[i].type != m->type)
+			continue;
+		if (!(permits[i].states & mon.state))
+			break;
+		permits[i].handler(m);
+		return;
+	}
+	if (m->fd >= 0)
+		close(m->fd);
+	tw_log(TW_LOG_WARN, "unpermitted request %s in state %s from worker of %s",
+	       m->type < IPC_TYPE_COUNT ? ipc_schemas[m->type].name : "?",
+	       mon.state == ST_PRELOGIN ? "pre-login" : "post-login", mon.peer_ip);
+	monitor_end(1);
+}
+
+static void __attribute__((noreturn))
+monitor_worker_gone(void)
+{
+	int status = 0;
+
+	while (waitpid(mon.worker, &status, 0) < 0) {
+		if (errno != EINTR) {
+			status = 0;
+			break;
+		}
+	}
+	mon.worker = -1;
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+
+		if (sig == SIGSYS)
+			tw_log(TW_LOG_ERR, "worker of %s killed by seccomp (syscall %s)",
+			       mon.peer_ip, mon.last_seccomp_nr >= 0
+			       ? sandbox_syscall_name(mon.last_seccomp_nr) : "unknown");
+		else
+			tw_log(TW_LOG_ERR, "worker of %s died of signal %d", mon.peer_ip, sig);
+		/* Never leave the client hanging: a fixed line, no parsing. */
+		{
+			static const char msg[] =
+				"421 Service not available, closing control connection.\r\n";
+
+			(void)!send(mon.client_fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		}
+		_exit(1);
+	}
+	_exit(0);
+}
+
+void
+session_run(const struct tw_config *cfg, int client_fd)
+{
+	socklen_t len;
+	const void *a;
+
+	memset(&mon, 0, sizeof(mon));
+	mon.cfg = cfg;
+	mon.client_fd = client_fd;
+	mon.state = ST_PRELOGIN;
+	mon.last_seccomp_nr = -1;
+	len = sizeof(mon.peer);
+	if (getpeername(client_fd, (struct sockaddr *)&mon.peer, &len) != 0)
+		die("getpeername: %s", strerror(errno));
+	len = sizeof(mon.local);
+	if (getsockname(client_fd, (struct sockaddr *)&mon.local, &len) != 0)
+		die("getsockname: %s", strerror(errno));
+	a = mon.peer.ss_family == AF_INET
+		? (const void *)&((struct sockaddr_in *)&mon.peer)->sin_addr
+		: (const void *)&((struct sockaddr_in6 *)&mon.peer)->sin6_addr;
+	inet_ntop(mon.peer.ss_family, a, mon.peer_ip, sizeof(mon.peer_ip));
+
+	mon.worker = start_worker(0, &mon.ipc_fd);
+	for (;;) {
+		struct ipc_msg m;
+		int rc = ipc_recv(mon.ipc_fd, &m);
+
+		if (rc == IPC_E_EOF)
+			monitor_worker_gone();
+		if (rc != 0) {
+			tw_log(TW_LOG_WARN, "bad IPC message from worker of %s: %s",
+			       mon.peer_ip, ipc_strerror(rc));
+			monitor_end(1);
+		}
+		monitor_dispatch(&m);
+	}
+}

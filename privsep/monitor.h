@@ -1,0 +1,28 @@
+/*
+ * The session monitor: one root process per client. It never reads the
+ * client's bytes; it answers typed IPC requests of its protocol worker,
+ * each checked against the session's state (the permit table).
+ */
+#ifndef TW_MONITOR_H
+#define TW_MONITOR_H
+
+#include <sys/types.h>
+
+struct tw_config;
+
+/* Facts resolved once by the listener at start, shared by every session. */
+struct tw_runtime {
+	uid_t nopriv_uid;
+	gid_t nopriv_gid;
+};
+extern struct tw_runtime tw_rt;
+
+/*
+ * Runs a session on an accepted control connection: becomes its monitor,
+ * starts the pre-login worker, and after login the post-login worker.
+ * Called in a freshly forked root process (or in inetd mode on fd 0).
+ * Never returns.
+ */
+void session_run(const struct tw_config *cfg, int client_fd) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * The cage every session process lives in: credentials (creds.c) and
+ * seccomp policies (seccomp.c). Only creds.c calls setuid/setgid/chroot.
+ */
+#ifndef TW_SANDBOX_H
+#define TW_SANDBOX_H
+
+#include <sys/types.h>
+
+struct tw_config;
+
+/* Process roles, each with its own seccomp policy. */
+enum sandbox_role {
+	ROLE_LISTENER,		/* after its sockets are bound */
+	ROLE_MONITOR_PRELOGIN,	/* session monitor before login (runs PAM) */
+	ROLE_MONITOR_POSTLOGIN,	/* session monitor after login */
+	ROLE_WORKER_PRELOGIN,	/* protocol worker before login */
+	ROLE_WORKER_POSTLOGIN,	/* protocol worker as the user */
+	ROLE_TLS_RELAY,		/* TLS endpoint (FTPS, later) */
+};
+
+const char *sandbox_role_name(enum sandbox_role role);
+
+/* What a session process becomes. */
+struct creds_target {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;	/* supplementary groups, looked up by the monitor */
+	int ngroups;		/* 0 = none */
+	const char *chroot_dir;	/* NULL = no chroot */
+	const char *start_dir;	/* chdir here after the chroot (NULL = "/") */
+	mode_t umask;
+	int allow_writeable_chroot;
+};
+
+/*
+ * The one function that changes credentials: supplementary groups, chroot,
+ * gid, uid (real, effective, saved), capabilities (all sets cleared,
+ * bounding set emptied), PR_SET_NO_NEW_PRIVS, RLIMIT_NPROC 0 and a small
+ * RLIMIT_NOFILE, then checks that root cannot be regained. Dies on any
+ * failure: a half-changed process must never run.
+ */
+void creds_become(const struct creds_target *t);
+
+/*
+ * Installs the seccomp policy of role (unless cfg->seccomp_sandbox is NO).
+ * Dies if the filter cannot be loaded.
+ */
+void sandbox_apply(enum sandbox_role role, const struct tw_config *cfg);
+
+/*
+ * Debug switch (config: seccomp_log_only): a forbidden syscall is logged by
+ * the kernel (audit/dmesg) and runs, instead of killing the process. Read
+ * by sandbox_apply().
+ */
+extern int sandbox_log_only;
+
+/*
+ * The IPC socket (to the session monitor) on which a process killed by its
+ * filter reports, from its SIGSYS handler, one IPC_LOG message (level 3):
+ * "seccomp-violation nr=NNN role=ROLE". -1 (the default) = no report.
+ */
+void sandbox_set_report_fd(int fd);
+
+/*
+ * Names syscall number nr of the native architecture (from a
+ * "seccomp-violation nr=NNN" report), or "unknown". The string lives in a
+ * static buffer until the next call.
+ */
+const char *sandbox_syscall_name(int nr);
+
+#endif

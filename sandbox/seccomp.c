@@ -1,0 +1,491 @@
+/*
+ * Loading the seccomp policy of a role (the policies themselves are in
+ * seccomp_policy.h) and reporting a forbidden syscall before dying of it.
+ *
+ * A forbidden syscall traps (SIGSYS). Our handler sends one IPC_LOG
+ * message, "seccomp-violation nr=NNN role=ROLE", on the report socket to
+ * the monitor, then dies of SIGSYS so that the parent sees the signal. The
+ * monitor turns the number into a name with sandbox_syscall_name(): the
+ * handler itself must stay async-signal-safe, so it formats only digits.
+ * A process that catches or ignores SIGSYS gains nothing: the syscall
+ * still does not run, and a second trap while SIGSYS is blocked or
+ * ignored is delivered by the kernel with the default action.
+ */
+#include "sandbox.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ipc.h"
+#include "tw_build.h"
+#include "util.h"
+
+#include "seccomp_policy.h"
+
+int sandbox_log_only;
+
+static int report_fd = -1;
+/* The report, prepared by sandbox_apply(), completed by the handler. */
+static unsigned char report_buf[IPC_HDR_LEN + 8 + 96];
+static size_t report_prefix_len;	/* header, level, length, "...nr=" */
+static char report_role[40];		/* " role=NAME" */
+
+#define REPORT_TEXT "seccomp-violation nr="
+#define REPORT_LEVEL 3			/* TW_LOG_ERR in log.h */
+
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1			/* si_code of a seccomp trap (linux/signal.h) */
+#endif
+
+void
+sandbox_set_report_fd(int fd)
+{
+	report_fd = fd;
+}
+
+const char *
+sandbox_role_name(enum sandbox_role role)
+{
+	if ((size_t)role >= TW_ARRAY_LEN(sc_policies) ||
+	    sc_policies[role].name == NULL)
+		return "unknown";
+	return sc_policies[role].name;
+}
+
+const char *
+sandbox_syscall_name(int nr)
+{
+	static char name[64];
+	char *s;
+
+	if (nr < 0)
+		return "unknown";
+	s = seccomp_syscall_resolve_num_arch(seccomp_arch_native(), nr);
+	if (s == NULL)
+		return "unknown";
+	if (tw_strlcpy(name, s, sizeof(name)) == -1) {
+		free(s);
+		return "unknown";
+	}
+	free(s);
+	return name;
+}
+
+/* --- The SIGSYS report ----------------------------------------------- */
+
+static void
+put_le32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v & 0xff);
+	p[1] = (unsigned char)((v >> 8) & 0xff);
+	p[2] = (unsigned char)((v >> 16) & 0xff);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+/* Everything but the number: done outside the signal handler. */
+static void
+report_prepare(enum sandbox_role role)
+{
+	size_t tlen = sizeof(REPORT_TEXT) - 1;
+
+	memset(report_buf, 0, sizeof(report_buf));
+	report_buf[0] = IPC_LOG & 0xff;
+	report_buf[1] = (IPC_LOG >> 8) & 0xff;
+	/* bytes 2-3 reserved (0); 4-7 payload length, 12-15 text length:
+	 * both filled in by the handler */
+	put_le32(report_buf + IPC_HDR_LEN, REPORT_LEVEL);
+	memcpy(report_buf + IPC_HDR_LEN + 8, REPORT_TEXT, tlen);
+	report_prefix_len = IPC_HDR_LEN + 8 + tlen;
+	if (tw_snprintf(report_role, sizeof(report_role), " role=%s",
+	    sandbox_role_name(role)) == -1)
+		bug("%s: role name too long", __func__);
+}
+
+/* Async-signal-safe: only plain stores, send() and raise(). */
+static void
+report_sigsys(int sig, siginfo_t *si, void *uctx)
+{
+	unsigned char *p = report_buf + report_prefix_len;
+	char digits[12];
+	size_t nd = 0, i, textlen;
+	long nr = -1;
+	sigset_t set;
+
+	(void)uctx;
+	if (si != NULL && si->si_code == SYS_SECCOMP)
+		nr = si->si_syscall;
+	if (nr < 0) {
+		*p++ = '-';
+		nr = -nr;
+	}
+	do {
+		digits[nd++] = (char)('0' + nr % 10);
+		nr /= 10;
+	} while (nr > 0 && nd < sizeof(digits));
+	while (nd > 0)
+		*p++ = (unsigned char)digits[--nd];
+	for (i = 0; report_role[i] != '\0'; i++)
+		*p++ = (unsigned char)report_role[i];
+
+	textlen = (size_t)(p - report_buf) - (IPC_HDR_LEN + 8);
+	put_le32(report_buf + 4, (uint32_t)(8 + textlen));
+	put_le32(report_buf + IPC_HDR_LEN + 4, (uint32_t)textlen);
+	if (report_fd >= 0)
+		(void)send(report_fd, report_buf, (size_t)(p - report_buf),
+		    MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	/* SA_RESETHAND made SIGSYS default again; deliver it now. */
+	(void)raise(sig);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	(void)sigprocmask(SIG_UNBLOCK, &set, NULL);
+	_exit(128 + sig);	/* not reached */
+}
+
+static void
+install_sigsys_handler(enum sandbox_role role)
+{
+	struct sigaction sa;
+
+	report_prepare(role);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = report_sigsys;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, NULL) == -1)
+		die("%s: sigaction(SIGSYS) failed", __func__);
+}
+
+/* Compile-time guard: the longest report fits the buffer. */
+_Static_assert(IPC_HDR_LEN + 8 + sizeof(REPORT_TEXT) + 12 + 40 <=
+    sizeof(report_buf), "report_buf too small");
+
+/* --- Building the filter --------------------------------------------- */
+
+struct sc_build {
+	scmp_filter_ctx ctx;
+	const struct tw_config *cfg;
+	const char *role;
+	/* Which group owns each syscall seen so far: the first one wins. */
+	struct { int nr; int group; } seen[512];
+	size_t nseen;
+};
+
+static void
+add_rule(struct sc_build *b, uint32_t action, int nr, unsigned int argc,
+    const struct scmp_arg_cmp *args)
+{
+	int r;
+
+	r = seccomp_rule_add_array(b->ctx, action, nr, argc, args);
+	if (r < 0)
+		die("%s: %s policy: cannot add a rule for %s: %s", __func__,
+		    b->role, sandbox_syscall_name(nr), strerror(-r));
+}
+
+static void
+add_allow(struct sc_build *b, int nr, unsigned int argc, const struct scmp_arg_cmp *args)
+{
+	add_rule(b, SCMP_ACT_ALLOW, nr, argc, args);
+}
+
+/* Bits of open() flags that write, create or truncate. */
+#define OPEN_WRITE_BITS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)
+
+static void
+add_socket_rules(struct sc_build *b, int nr, enum sc_kind kind)
+{
+	static const int inet[] = { AF_INET, AF_INET6 };
+	const scmp_datum_t typemask = ~(scmp_datum_t)(SOCK_NONBLOCK | SOCK_CLOEXEC);
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(inet); i++) {
+		struct scmp_arg_cmp a[3] = {
+			SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[i]),
+			SCMP_A1(SCMP_CMP_MASKED_EQ, typemask, SOCK_STREAM),
+			SCMP_A2(SCMP_CMP_EQ, 0),
+		};
+
+		add_allow(b, nr, 3, a);
+		a[2] = SCMP_A2(SCMP_CMP_EQ, IPPROTO_TCP);
+		add_allow(b, nr, 3, a);
+		if (kind == SC_SOCK_ROOT) {
+			/* UDP: DNS lookups from PAM or NSS. */
+			a[1] = SCMP_A1(SCMP_CMP_MASKED_EQ, typemask, SOCK_DGRAM);
+			a[2] = SCMP_A2(SCMP_CMP_EQ, 0);
+			add_allow(b, nr, 3, a);
+			a[2] = SCMP_A2(SCMP_CMP_EQ, IPPROTO_UDP);
+			add_allow(b, nr, 3, a);
+		}
+	}
+	if (kind == SC_SOCK_ROOT) {
+		struct scmp_arg_cmp u = SCMP_A0(SCMP_CMP_EQ, AF_UNIX);
+		struct scmp_arg_cmp n = SCMP_A0(SCMP_CMP_EQ, AF_NETLINK);
+
+		add_allow(b, nr, 1, &u);
+		add_allow(b, nr, 1, &n);
+	}
+}
+
+static void
+add_sockopt_rules(struct sc_build *b, int nr)
+{
+	static const struct { int level, name; } opts[] = {
+		{ SOL_SOCKET, SO_OOBINLINE },	/* ABOR's urgent byte in line */
+		{ SOL_SOCKET, SO_KEEPALIVE },
+		{ SOL_SOCKET, SO_REUSEADDR },	/* PASV listen sockets */
+		{ SOL_SOCKET, SO_LINGER },	/* data close after the last byte */
+		{ SOL_SOCKET, SO_SNDBUF },
+		{ SOL_SOCKET, SO_RCVBUF },
+		{ SOL_SOCKET, SO_RCVTIMEO },
+		{ SOL_SOCKET, SO_SNDTIMEO },
+		{ IPPROTO_TCP, TCP_NODELAY },	/* replies go out at once */
+		{ IPPROTO_TCP, TCP_CORK },	/* header + sendfile batching */
+		{ IPPROTO_IP, IP_TOS },
+		{ IPPROTO_IPV6, IPV6_TCLASS },
+		{ IPPROTO_IPV6, IPV6_V6ONLY },
+	};
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(opts); i++) {
+		struct scmp_arg_cmp a[2] = {
+			SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)opts[i].level),
+			SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)opts[i].name),
+		};
+
+		add_allow(b, nr, 2, a);
+	}
+}
+
+static void
+add_arg_list(struct sc_build *b, int nr, unsigned int arg, const int *vals, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct scmp_arg_cmp a = { arg, SCMP_CMP_EQ, (scmp_datum_t)vals[i], 0 };
+
+		add_allow(b, nr, 1, &a);
+	}
+}
+
+static void
+add_fcntl_rules(struct sc_build *b, int nr)
+{
+	static const int cmds[] = {
+		F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC,
+		F_GETLK, F_SETLK, F_SETLKW,	/* lock_upload_files */
+		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
+	};
+
+	add_arg_list(b, nr, 1, cmds, TW_ARRAY_LEN(cmds));
+}
+
+static void
+add_ioctl_rules(struct sc_build *b, int nr)
+{
+	static const int reqs[] = { FIONREAD, FIONBIO, SIOCATMARK };
+	struct scmp_arg_cmp tty = SCMP_A1(SCMP_CMP_EQ, TCGETS);
+
+	add_arg_list(b, nr, 1, reqs, TW_ARRAY_LEN(reqs));
+	/* isatty(): stdio asks it of a character device. */
+	add_rule(b, SCMP_ACT_ERRNO(ENOTTY), nr, 1, &tty);
+}
+
+static void
+add_futex_rules(struct sc_build *b, int nr)
+{
+	/* Requeue and PI operations have been the futex exploits; libc's
+	 * locks in a single-threaded process need only wait and wake. */
+	static const int ops[] = {
+		FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET,
+	};
+	const scmp_datum_t mask =
+	    ~(scmp_datum_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(ops); i++) {
+		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, mask,
+		    (scmp_datum_t)ops[i]);
+
+		add_allow(b, nr, 1, &a);
+	}
+}
+
+static void
+add_one(struct sc_build *b, const struct sc_rule *r)
+{
+	struct scmp_arg_cmp a[2];
+
+	switch (r->kind) {
+	case SC_ALLOW:
+		add_allow(b, r->nr, 0, NULL);
+		break;
+	case SC_ERRNO:
+		add_rule(b, SCMP_ACT_ERRNO((uint32_t)r->val), r->nr, 0, NULL);
+		break;
+	case SC_NOEXEC:
+		a[0] = (struct scmp_arg_cmp){ (unsigned int)r->val,
+		    SCMP_CMP_MASKED_EQ, PROT_EXEC, 0 };
+		add_allow(b, r->nr, 1, a);
+		break;
+	case SC_OPEN:
+		if (b->cfg->write_enable) {
+			add_allow(b, r->nr, 0, NULL);
+			break;
+		}
+		a[0] = (struct scmp_arg_cmp){ (unsigned int)r->val,
+		    SCMP_CMP_MASKED_EQ, OPEN_WRITE_BITS, 0 };
+		add_allow(b, r->nr, 1, a);
+		break;
+	case SC_IF_WRITE:
+		if (b->cfg->write_enable)
+			add_allow(b, r->nr, 0, NULL);
+		break;
+	case SC_SOCK_TCP:
+	case SC_SOCK_ROOT:
+		add_socket_rules(b, r->nr, r->kind);
+		break;
+	case SC_SELF:
+		a[0] = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid());
+		add_allow(b, r->nr, 1, a);
+		break;
+	case SC_FUTEX:
+		add_futex_rules(b, r->nr);
+		break;
+	case SC_FCNTL:
+		add_fcntl_rules(b, r->nr);
+		break;
+	case SC_SOCKOPT:
+		add_sockopt_rules(b, r->nr);
+		break;
+	case SC_IOCTL:
+		add_ioctl_rules(b, r->nr);
+		break;
+	case SC_RLIMIT_GET:
+		/* Our own limits (pid 0), read only (new_limit NULL). */
+		a[0] = SCMP_A0(SCMP_CMP_EQ, 0);
+		a[1] = SCMP_A2(SCMP_CMP_EQ, 0);
+		add_allow(b, r->nr, 2, a);
+		break;
+	case SC_CLONE_FLAGS:
+		/* A user namespace exposes kernel code meant for root to
+		 * anyone; the others are of no use without mount(). */
+		a[0] = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER | CLONE_NEWNS |
+		    CLONE_NEWUTS | CLONE_NEWCGROUP, 0);
+		add_allow(b, r->nr, 1, a);
+		break;
+	default:
+		bug("%s: rule kind %d", __func__, (int)r->kind);
+	}
+}
+
+/* 1 when an earlier group of the policy already decided about nr. */
+static int
+claimed_elsewhere(struct sc_build *b, int nr, int group)
+{
+	size_t i;
+
+	for (i = 0; i < b->nseen; i++)
+		if (b->seen[i].nr == nr)
+			return b->seen[i].group != group;
+	if (b->nseen == TW_ARRAY_LEN(b->seen))
+		bug("%s: more than %zu syscalls in a policy", __func__,
+		    TW_ARRAY_LEN(b->seen));
+	b->seen[b->nseen].nr = nr;
+	b->seen[b->nseen].group = group;
+	b->nseen++;
+	return 0;
+}
+
+static void
+build_policy(struct sc_build *b, const struct sc_policy *p)
+{
+	size_t g, i;
+
+	for (g = 0; g < TW_ARRAY_LEN(p->groups) && p->groups[g].rules != NULL; g++) {
+		const struct sc_group *grp = &p->groups[g];
+
+		for (i = 0; i < grp->nrules; i++) {
+			const struct sc_rule *r = &grp->rules[i];
+
+			if (r->nr < 0)
+				continue;	/* not a syscall on this arch */
+			if (claimed_elsewhere(b, r->nr, (int)g))
+				continue;
+			add_one(b, r);
+		}
+	}
+}
+
+static void
+set_attr(struct sc_build *b, enum scmp_filter_attr attr, uint32_t value)
+{
+	int r = seccomp_attr_set(b->ctx, attr, value);
+
+	if (r < 0)
+		die("%s: seccomp_attr_set(%d): %s", __func__, (int)attr, strerror(-r));
+}
+
+#if TW_SANITIZER_BUILD
+/* LeakSanitizer's exit-time check clones a tracer thread that ptraces us:
+ * no policy allows that. Check now, while we still may, and not again. */
+extern void __lsan_do_leak_check(void) __attribute__((weak));
+#endif
+
+void
+sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
+{
+	static struct sc_build b;
+	uint32_t def;
+	int r;
+
+	if (!cfg->seccomp_sandbox)
+		return;
+	if ((size_t)role >= TW_ARRAY_LEN(sc_policies) || sc_policies[role].name == NULL)
+		bug("%s: role %d", __func__, (int)role);
+	/* KILL_PROCESS and LOG need API level 3 (Linux 4.14). */
+	if (seccomp_api_get() < 3)
+		die("seccomp: kernel or libseccomp too old (API level %u < 3); "
+		    "set seccomp_sandbox=NO to run without filters",
+		    seccomp_api_get());
+
+	def = sandbox_log_only ? SCMP_ACT_LOG : SCMP_ACT_TRAP;
+	memset(&b, 0, sizeof(b));
+	b.cfg = cfg;
+	b.role = sc_policies[role].name;
+	b.ctx = seccomp_init(def);
+	if (b.ctx == NULL)
+		die("%s: seccomp_init failed", __func__);
+	/* A syscall of another ABI (x32, i386 on x86_64) would dodge every
+	 * rule: kill it outright. */
+	set_attr(&b, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	build_policy(&b, &sc_policies[role]);
+
+	if (!sandbox_log_only)
+		install_sigsys_handler(role);
+#if TW_SANITIZER_BUILD
+	if (__lsan_do_leak_check != NULL)
+		__lsan_do_leak_check();
+#endif
+	r = seccomp_load(b.ctx);
+	seccomp_release(b.ctx);
+	b.ctx = NULL;
+	if (r < 0)
+		die("seccomp: cannot load the %s policy: %s",
+		    sc_policies[role].name, strerror(-r));
+}

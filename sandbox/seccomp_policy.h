@@ -1,0 +1,526 @@
+/*
+ * The seccomp policies, one per process role: which syscalls each role may
+ * make, and why. The mechanics (building and loading the filter, the SIGSYS
+ * report) are in seccomp.c; this file is the part to audit.
+ *
+ * A policy is an ordered list of groups. A syscall belongs to the first
+ * group of the policy that names it; later mentions are ignored. That is
+ * how a sanitizer build widens a rule (its group comes first) and how a
+ * real rule beats a "glibc probe" errno (the probe group comes last).
+ * Anything no group names gets the default action: SIGSYS (SCMP_ACT_TRAP),
+ * or a kernel log line with sandbox_log_only.
+ *
+ * Filters stack: a child inherits its parent's filter and adds its own,
+ * and the strictest answer wins. So a role that forks another must allow
+ * everything its child does before the child installs its own policy:
+ * listener >= monitor >= post-login worker. The pre-login worker that
+ * stays alive as the TLS relay keeps the pre-login filter, so the
+ * pre-login policy allows what the TLS handshake needs (getrandom).
+ *
+ * Names are libseccomp's (SCMP_SYS), so the tables build on every
+ * architecture; a name that does not exist on the build's architecture
+ * (mmap2 on x86_64, open on aarch64) is skipped.
+ *
+ * Included only by seccomp.c.
+ */
+#ifndef TW_SECCOMP_POLICY_H
+#define TW_SECCOMP_POLICY_H
+
+#include <errno.h>
+#include <seccomp.h>
+
+enum sc_kind {
+	SC_ALLOW,	/* allowed, any arguments */
+	SC_ERRNO,	/* refused with errno `val`, the process goes on */
+	SC_NOEXEC,	/* allowed when argument `val` (prot) lacks PROT_EXEC */
+	SC_OPEN,	/* argument `val` holds open flags: no write, create,
+			 * truncate or append bits unless write_enable */
+	SC_IF_WRITE,	/* allowed only with write_enable, else default */
+	SC_SOCK_TCP,	/* socket(AF_INET or AF_INET6, SOCK_STREAM, 0 or TCP) */
+	SC_SOCK_ROOT,	/* socket: AF_UNIX, AF_NETLINK, TCP or UDP */
+	SC_SELF,	/* argument 0 is our own pid (tgkill) */
+	SC_FUTEX,	/* wait and wake operations only */
+	SC_FCNTL,	/* flags, close-on-exec, dup, record locks */
+	SC_SOCKOPT,	/* the few socket options an FTP session sets */
+	SC_IOCTL,	/* FIONREAD, FIONBIO, SIOCATMARK; TCGETS gets ENOTTY */
+	SC_RLIMIT_GET,	/* prlimit64 reading our own limits only */
+	SC_CLONE_FLAGS,	/* clone/unshare flags (argument 0): new PID, IPC and
+			 * network namespaces only, no user, mount, UTS or
+			 * cgroup namespace */
+};
+
+struct sc_rule {
+	int nr;			/* SCMP_SYS(name); negative: not on this arch */
+	enum sc_kind kind;
+	int val;		/* errno or argument index, see the kind */
+};
+
+struct sc_group {
+	const char *name;
+	const struct sc_rule *rules;
+	size_t nrules;
+};
+
+#define SC_GROUP(g) { #g, g, sizeof(g) / sizeof((g)[0]) }
+
+/*
+ * The protocol worker before login. It speaks FTP over its control socket
+ * and IPC over its socketpair, both handed to it, in an empty chroot. It
+ * cannot open files, create sockets, fork, signal others or change
+ * credentials.
+ */
+static const struct sc_rule g_worker_base[] = {
+	/* The control connection and the IPC channel. recv(MSG_PEEK) and
+	 * send() are recvfrom/sendto on most architectures. */
+	{ SCMP_SYS(read), SC_ALLOW, 0 },
+	{ SCMP_SYS(write), SC_ALLOW, 0 },
+	{ SCMP_SYS(readv), SC_ALLOW, 0 },
+	{ SCMP_SYS(writev), SC_ALLOW, 0 },
+	{ SCMP_SYS(recvfrom), SC_ALLOW, 0 },
+	{ SCMP_SYS(sendto), SC_ALLOW, 0 },	/* also the SIGSYS report */
+	{ SCMP_SYS(recv), SC_ALLOW, 0 },
+	{ SCMP_SYS(send), SC_ALLOW, 0 },
+	{ SCMP_SYS(recvmsg), SC_ALLOW, 0 },	/* IPC, with SCM_RIGHTS */
+	{ SCMP_SYS(sendmsg), SC_ALLOW, 0 },
+	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* clean close of the control */
+	{ SCMP_SYS(close), SC_ALLOW, 0 },
+	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },
+	{ SCMP_SYS(getpeername), SC_ALLOW, 0 },
+	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },	/* SO_ERROR; reads only */
+	{ SCMP_SYS(setsockopt), SC_SOCKOPT, 0 },
+	{ SCMP_SYS(fcntl), SC_FCNTL, 0 },	/* O_NONBLOCK, FD_CLOEXEC */
+	{ SCMP_SYS(fcntl64), SC_FCNTL, 0 },
+	{ SCMP_SYS(ioctl), SC_IOCTL, 0 },	/* SIOCATMARK for ABOR */
+	{ SCMP_SYS(lseek), SC_ALLOW, 0 },	/* stdio on a stream probes it */
+	{ SCMP_SYS(fstat), SC_ALLOW, 0 },	/* stdio and isatty() */
+	{ SCMP_SYS(fstat64), SC_ALLOW, 0 },
+	{ SCMP_SYS(newfstatat), SC_ALLOW, 0 },	/* glibc's fstat() since 2.33 */
+	{ SCMP_SYS(fstatat64), SC_ALLOW, 0 },
+
+	/* Waiting, timeouts and delay_failed_login. */
+	{ SCMP_SYS(poll), SC_ALLOW, 0 },
+	{ SCMP_SYS(ppoll), SC_ALLOW, 0 },	/* poll() on newer arches */
+	{ SCMP_SYS(clock_gettime), SC_ALLOW, 0 },	/* when the vDSO cannot */
+	{ SCMP_SYS(clock_gettime64), SC_ALLOW, 0 },
+	{ SCMP_SYS(gettimeofday), SC_ALLOW, 0 },
+	{ SCMP_SYS(time), SC_ALLOW, 0 },
+	{ SCMP_SYS(nanosleep), SC_ALLOW, 0 },
+	{ SCMP_SYS(clock_nanosleep), SC_ALLOW, 0 },	/* glibc's nanosleep() */
+	{ SCMP_SYS(alarm), SC_ALLOW, 0 },	/* idle and data timeouts */
+	{ SCMP_SYS(setitimer), SC_ALLOW, 0 },	/* alarm() on some arches */
+	{ SCMP_SYS(getitimer), SC_ALLOW, 0 },
+
+	/* Signals: timeout handlers, and the SIGSYS report itself, which
+	 * ends in raise(): rt_sigprocmask, getpid, gettid, tgkill. */
+	{ SCMP_SYS(rt_sigaction), SC_ALLOW, 0 },
+	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },
+	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },
+	{ SCMP_SYS(sigreturn), SC_ALLOW, 0 },
+	{ SCMP_SYS(restart_syscall), SC_ALLOW, 0 },	/* SA_RESTART after SIGALRM */
+	{ SCMP_SYS(getpid), SC_ALLOW, 0 },
+	{ SCMP_SYS(gettid), SC_ALLOW, 0 },
+	{ SCMP_SYS(tgkill), SC_SELF, 0 },	/* raise(); never another process */
+
+	/* Memory: malloc, never executable mappings (no injected code). */
+	{ SCMP_SYS(brk), SC_ALLOW, 0 },
+	{ SCMP_SYS(mmap), SC_NOEXEC, 2 },
+	{ SCMP_SYS(mmap2), SC_NOEXEC, 2 },
+	{ SCMP_SYS(mprotect), SC_NOEXEC, 2 },
+	{ SCMP_SYS(munmap), SC_ALLOW, 0 },
+	{ SCMP_SYS(mremap), SC_ALLOW, 0 },
+	{ SCMP_SYS(futex), SC_FUTEX, 0 },	/* libc-internal locks */
+
+	/* Harmless reads of our own state. */
+	{ SCMP_SYS(getuid), SC_ALLOW, 0 },
+	{ SCMP_SYS(geteuid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getgid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getegid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getrlimit), SC_ALLOW, 0 },
+	{ SCMP_SYS(ugetrlimit), SC_ALLOW, 0 },
+	{ SCMP_SYS(prlimit64), SC_RLIMIT_GET, 0 },	/* getrlimit(), sysconf() */
+	/* The TLS handshake (OpenSSL's RNG) and glibc's malloc seed. The
+	 * relay keeps this filter, so it is here and not only there. */
+	{ SCMP_SYS(getrandom), SC_ALLOW, 0 },
+
+	{ SCMP_SYS(exit), SC_ALLOW, 0 },
+	{ SCMP_SYS(exit_group), SC_ALLOW, 0 },
+};
+
+/* Before login there is nothing to open: the chroot is empty. A refusal
+ * rather than a kill, because glibc may look for a file lazily (time zone,
+ * message catalogues) and cope when it is missing. */
+static const struct sc_rule g_worker_no_files[] = {
+	{ SCMP_SYS(open), SC_ERRNO, EACCES },
+	{ SCMP_SYS(openat), SC_ERRNO, EACCES },
+};
+
+/* The post-login worker serves files as the user (read side). */
+static const struct sc_rule g_worker_files_read[] = {
+	{ SCMP_SYS(open), SC_OPEN, 1 },
+	{ SCMP_SYS(openat), SC_OPEN, 2 },
+	{ SCMP_SYS(pread64), SC_ALLOW, 0 },	/* REST + RETR */
+	{ SCMP_SYS(sendfile), SC_ALLOW, 0 },	/* RETR in binary mode */
+	{ SCMP_SYS(sendfile64), SC_ALLOW, 0 },
+	{ SCMP_SYS(splice), SC_ALLOW, 0 },	/* STOR through a pipe */
+	{ SCMP_SYS(pipe2), SC_ALLOW, 0 },
+	{ SCMP_SYS(pipe), SC_ALLOW, 0 },
+	{ SCMP_SYS(dup), SC_ALLOW, 0 },
+	{ SCMP_SYS(dup2), SC_ALLOW, 0 },
+	{ SCMP_SYS(dup3), SC_ALLOW, 0 },
+	{ SCMP_SYS(fadvise64), SC_ALLOW, 0 },	/* sequential-read hint */
+	{ SCMP_SYS(fadvise64_64), SC_ALLOW, 0 },
+	{ SCMP_SYS(statx), SC_ALLOW, 0 },	/* SIZE, MDTM, MLST, LIST */
+	{ SCMP_SYS(stat), SC_ALLOW, 0 },
+	{ SCMP_SYS(lstat), SC_ALLOW, 0 },
+	{ SCMP_SYS(stat64), SC_ALLOW, 0 },
+	{ SCMP_SYS(lstat64), SC_ALLOW, 0 },
+	{ SCMP_SYS(getdents64), SC_ALLOW, 0 },	/* LIST, NLST, MLSD */
+	{ SCMP_SYS(getdents), SC_ALLOW, 0 },
+	{ SCMP_SYS(readlink), SC_ALLOW, 0 },	/* LIST shows link targets */
+	{ SCMP_SYS(readlinkat), SC_ALLOW, 0 },
+	{ SCMP_SYS(access), SC_ALLOW, 0 },
+	{ SCMP_SYS(faccessat), SC_ALLOW, 0 },
+	{ SCMP_SYS(getcwd), SC_ALLOW, 0 },	/* PWD */
+	{ SCMP_SYS(chdir), SC_ALLOW, 0 },	/* CWD, CDUP */
+	{ SCMP_SYS(fchdir), SC_ALLOW, 0 },
+	{ SCMP_SYS(umask), SC_ALLOW, 0 },	/* local_umask / anon_umask */
+	{ SCMP_SYS(uname), SC_ALLOW, 0 },
+	{ SCMP_SYS(sysinfo), SC_ALLOW, 0 },
+};
+
+/* Changes to the file system: only with write_enable. Refused bits of
+ * open() are in SC_OPEN. */
+static const struct sc_rule g_worker_files_write[] = {
+	{ SCMP_SYS(creat), SC_IF_WRITE, 0 },
+	{ SCMP_SYS(pwrite64), SC_IF_WRITE, 0 },	/* REST + STOR */
+	{ SCMP_SYS(ftruncate), SC_IF_WRITE, 0 },	/* STOR over a file */
+	{ SCMP_SYS(ftruncate64), SC_IF_WRITE, 0 },
+	{ SCMP_SYS(fsync), SC_IF_WRITE, 0 },
+	{ SCMP_SYS(fdatasync), SC_IF_WRITE, 0 },
+	{ SCMP_SYS(mkdir), SC_IF_WRITE, 0 },	/* MKD */
+	{ SCMP_SYS(mkdirat), SC_IF_WRITE, 0 },
+	{ SCMP_SYS(rmdir), SC_IF_WRITE, 0 },	/* RMD */
+	{ SCMP_SYS(unlink), SC_IF_WRITE, 0 },	/* DELE */
+	{ SCMP_SYS(unlinkat), SC_IF_WRITE, 0 },
+	{ SCMP_SYS(rename), SC_IF_WRITE, 0 },	/* RNFR/RNTO */
+	{ SCMP_SYS(renameat), SC_IF_WRITE, 0 },
+	{ SCMP_SYS(renameat2), SC_IF_WRITE, 0 },
+	{ SCMP_SYS(chmod), SC_IF_WRITE, 0 },	/* SITE CHMOD */
+	{ SCMP_SYS(fchmod), SC_IF_WRITE, 0 },
+	{ SCMP_SYS(fchmodat), SC_IF_WRITE, 0 },
+};
+
+/* Data connections the worker opens itself: PASV listens, PORT connects.
+ * TCP only; port 20 and isolate_network sockets come from the monitor. */
+static const struct sc_rule g_worker_net[] = {
+	{ SCMP_SYS(socket), SC_SOCK_TCP, 0 },
+	{ SCMP_SYS(bind), SC_ALLOW, 0 },
+	{ SCMP_SYS(listen), SC_ALLOW, 0 },
+	{ SCMP_SYS(accept), SC_ALLOW, 0 },
+	{ SCMP_SYS(accept4), SC_ALLOW, 0 },
+	{ SCMP_SYS(connect), SC_ALLOW, 0 },
+	{ SCMP_SYS(epoll_create1), SC_ALLOW, 0 },
+	{ SCMP_SYS(epoll_ctl), SC_ALLOW, 0 },
+	{ SCMP_SYS(epoll_wait), SC_ALLOW, 0 },
+	{ SCMP_SYS(epoll_pwait), SC_ALLOW, 0 },
+};
+
+/*
+ * Root roles: the listener after its sockets are bound and the session
+ * monitor. They parse no client bytes, but run PAM and NSS (which dlopen
+ * modules, so executable mappings are allowed), fork sessions, change
+ * credentials and load their children's filters. Generous, yet no exec,
+ * no tracing, no mounts, no modules, no kexec, no bpf, no user namespaces.
+ * pam_exec and other modules that run programs cannot work under it.
+ */
+static const struct sc_rule g_root_base[] = {
+	/* Files: config, log file, PAM and NSS databases, chown_uploads. */
+	{ SCMP_SYS(read), SC_ALLOW, 0 },
+	{ SCMP_SYS(write), SC_ALLOW, 0 },
+	{ SCMP_SYS(readv), SC_ALLOW, 0 },
+	{ SCMP_SYS(writev), SC_ALLOW, 0 },
+	{ SCMP_SYS(pread64), SC_ALLOW, 0 },
+	{ SCMP_SYS(pwrite64), SC_ALLOW, 0 },
+	{ SCMP_SYS(open), SC_ALLOW, 0 },
+	{ SCMP_SYS(openat), SC_ALLOW, 0 },
+	{ SCMP_SYS(close), SC_ALLOW, 0 },
+	{ SCMP_SYS(lseek), SC_ALLOW, 0 },
+	{ SCMP_SYS(_llseek), SC_ALLOW, 0 },
+	{ SCMP_SYS(fstat), SC_ALLOW, 0 },
+	{ SCMP_SYS(fstat64), SC_ALLOW, 0 },
+	{ SCMP_SYS(stat), SC_ALLOW, 0 },
+	{ SCMP_SYS(lstat), SC_ALLOW, 0 },
+	{ SCMP_SYS(stat64), SC_ALLOW, 0 },
+	{ SCMP_SYS(lstat64), SC_ALLOW, 0 },
+	{ SCMP_SYS(newfstatat), SC_ALLOW, 0 },
+	{ SCMP_SYS(fstatat64), SC_ALLOW, 0 },
+	{ SCMP_SYS(statx), SC_ALLOW, 0 },
+	{ SCMP_SYS(statfs), SC_ALLOW, 0 },
+	{ SCMP_SYS(fstatfs), SC_ALLOW, 0 },
+	{ SCMP_SYS(getdents64), SC_ALLOW, 0 },
+	{ SCMP_SYS(getdents), SC_ALLOW, 0 },
+	{ SCMP_SYS(readlink), SC_ALLOW, 0 },
+	{ SCMP_SYS(readlinkat), SC_ALLOW, 0 },
+	{ SCMP_SYS(access), SC_ALLOW, 0 },
+	{ SCMP_SYS(faccessat), SC_ALLOW, 0 },
+	{ SCMP_SYS(faccessat2), SC_ALLOW, 0 },
+	{ SCMP_SYS(getcwd), SC_ALLOW, 0 },
+	{ SCMP_SYS(chdir), SC_ALLOW, 0 },
+	{ SCMP_SYS(fchdir), SC_ALLOW, 0 },
+	{ SCMP_SYS(umask), SC_ALLOW, 0 },
+	{ SCMP_SYS(mkdir), SC_ALLOW, 0 },
+	{ SCMP_SYS(mkdirat), SC_ALLOW, 0 },
+	{ SCMP_SYS(unlink), SC_ALLOW, 0 },	/* stale pid file, lock files */
+	{ SCMP_SYS(unlinkat), SC_ALLOW, 0 },
+	{ SCMP_SYS(rename), SC_ALLOW, 0 },
+	{ SCMP_SYS(renameat), SC_ALLOW, 0 },
+	{ SCMP_SYS(chown), SC_ALLOW, 0 },	/* chown_uploads */
+	{ SCMP_SYS(fchown), SC_ALLOW, 0 },
+	{ SCMP_SYS(fchownat), SC_ALLOW, 0 },
+	{ SCMP_SYS(lchown), SC_ALLOW, 0 },
+	{ SCMP_SYS(chmod), SC_ALLOW, 0 },
+	{ SCMP_SYS(fchmod), SC_ALLOW, 0 },
+	{ SCMP_SYS(fchmodat), SC_ALLOW, 0 },
+	{ SCMP_SYS(ftruncate), SC_ALLOW, 0 },
+	{ SCMP_SYS(fsync), SC_ALLOW, 0 },
+	{ SCMP_SYS(fdatasync), SC_ALLOW, 0 },
+	{ SCMP_SYS(flock), SC_ALLOW, 0 },	/* PAM's lastlog/faillog */
+	{ SCMP_SYS(fcntl), SC_ALLOW, 0 },
+	{ SCMP_SYS(fcntl64), SC_ALLOW, 0 },
+	{ SCMP_SYS(ioctl), SC_ALLOW, 0 },
+	{ SCMP_SYS(dup), SC_ALLOW, 0 },
+	{ SCMP_SYS(dup2), SC_ALLOW, 0 },
+	{ SCMP_SYS(dup3), SC_ALLOW, 0 },
+	{ SCMP_SYS(pipe), SC_ALLOW, 0 },
+	{ SCMP_SYS(pipe2), SC_ALLOW, 0 },
+	{ SCMP_SYS(utimensat), SC_ALLOW, 0 },
+
+	/* Sockets: IPC pairs, fd hand-off, syslog and nscd (AF_UNIX), the
+	 * audit netlink socket of libpam, port-20 and isolate_network data
+	 * sockets, listen sockets on reload, DNS for PAM's rhost. */
+	{ SCMP_SYS(socket), SC_SOCK_ROOT, 0 },
+	{ SCMP_SYS(socketpair), SC_ALLOW, 0 },
+	{ SCMP_SYS(bind), SC_ALLOW, 0 },
+	{ SCMP_SYS(listen), SC_ALLOW, 0 },
+	{ SCMP_SYS(accept), SC_ALLOW, 0 },
+	{ SCMP_SYS(accept4), SC_ALLOW, 0 },
+	{ SCMP_SYS(connect), SC_ALLOW, 0 },
+	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },
+	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },
+	{ SCMP_SYS(getpeername), SC_ALLOW, 0 },
+	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },
+	{ SCMP_SYS(setsockopt), SC_ALLOW, 0 },
+	{ SCMP_SYS(recvfrom), SC_ALLOW, 0 },
+	{ SCMP_SYS(sendto), SC_ALLOW, 0 },
+	{ SCMP_SYS(recv), SC_ALLOW, 0 },
+	{ SCMP_SYS(send), SC_ALLOW, 0 },
+	{ SCMP_SYS(recvmsg), SC_ALLOW, 0 },
+	{ SCMP_SYS(sendmsg), SC_ALLOW, 0 },
+	{ SCMP_SYS(sendmmsg), SC_ALLOW, 0 },	/* glibc's resolver */
+	{ SCMP_SYS(socketcall), SC_ALLOW, 0 },	/* i386: every socket call */
+
+	/* Waiting, time, signals. */
+	{ SCMP_SYS(poll), SC_ALLOW, 0 },
+	{ SCMP_SYS(ppoll), SC_ALLOW, 0 },
+	{ SCMP_SYS(select), SC_ALLOW, 0 },
+	{ SCMP_SYS(pselect6), SC_ALLOW, 0 },
+	{ SCMP_SYS(epoll_create1), SC_ALLOW, 0 },
+	{ SCMP_SYS(epoll_ctl), SC_ALLOW, 0 },
+	{ SCMP_SYS(epoll_wait), SC_ALLOW, 0 },
+	{ SCMP_SYS(epoll_pwait), SC_ALLOW, 0 },
+	{ SCMP_SYS(clock_gettime), SC_ALLOW, 0 },
+	{ SCMP_SYS(clock_gettime64), SC_ALLOW, 0 },
+	{ SCMP_SYS(gettimeofday), SC_ALLOW, 0 },
+	{ SCMP_SYS(time), SC_ALLOW, 0 },
+	{ SCMP_SYS(nanosleep), SC_ALLOW, 0 },
+	{ SCMP_SYS(clock_nanosleep), SC_ALLOW, 0 },
+	{ SCMP_SYS(alarm), SC_ALLOW, 0 },
+	{ SCMP_SYS(setitimer), SC_ALLOW, 0 },
+	{ SCMP_SYS(getitimer), SC_ALLOW, 0 },
+	{ SCMP_SYS(rt_sigaction), SC_ALLOW, 0 },
+	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },
+	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },
+	{ SCMP_SYS(sigreturn), SC_ALLOW, 0 },
+	{ SCMP_SYS(rt_sigsuspend), SC_ALLOW, 0 },
+	{ SCMP_SYS(rt_sigtimedwait), SC_ALLOW, 0 },
+	{ SCMP_SYS(restart_syscall), SC_ALLOW, 0 },
+	{ SCMP_SYS(pause), SC_ALLOW, 0 },
+	{ SCMP_SYS(kill), SC_ALLOW, 0 },	/* ending sessions; kernel checks */
+	{ SCMP_SYS(tgkill), SC_ALLOW, 0 },
+
+	/* Memory. PAM modules and NSS libraries are dlopen()ed. */
+	{ SCMP_SYS(brk), SC_ALLOW, 0 },
+	{ SCMP_SYS(mmap), SC_ALLOW, 0 },
+	{ SCMP_SYS(mmap2), SC_ALLOW, 0 },
+	{ SCMP_SYS(mprotect), SC_ALLOW, 0 },
+	{ SCMP_SYS(munmap), SC_ALLOW, 0 },
+	{ SCMP_SYS(mremap), SC_ALLOW, 0 },
+	{ SCMP_SYS(madvise), SC_ALLOW, 0 },
+	{ SCMP_SYS(futex), SC_ALLOW, 0 },
+
+	/* Our own state. */
+	{ SCMP_SYS(getpid), SC_ALLOW, 0 },
+	{ SCMP_SYS(gettid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getppid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getpgrp), SC_ALLOW, 0 },
+	{ SCMP_SYS(getuid), SC_ALLOW, 0 },
+	{ SCMP_SYS(geteuid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getgid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getegid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getresuid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getresgid), SC_ALLOW, 0 },
+	{ SCMP_SYS(getgroups), SC_ALLOW, 0 },
+	{ SCMP_SYS(capget), SC_ALLOW, 0 },
+	{ SCMP_SYS(getrlimit), SC_ALLOW, 0 },
+	{ SCMP_SYS(ugetrlimit), SC_ALLOW, 0 },
+	{ SCMP_SYS(prlimit64), SC_RLIMIT_GET, 0 },	/* g_root_spawn may set */
+	{ SCMP_SYS(uname), SC_ALLOW, 0 },
+	{ SCMP_SYS(sysinfo), SC_ALLOW, 0 },
+	{ SCMP_SYS(sched_getaffinity), SC_ALLOW, 0 },	/* sysconf(NPROCESSORS) */
+	{ SCMP_SYS(getrandom), SC_ALLOW, 0 },
+	{ SCMP_SYS(wait4), SC_ALLOW, 0 },	/* reaping sessions / workers */
+	{ SCMP_SYS(waitid), SC_ALLOW, 0 },
+	{ SCMP_SYS(exit), SC_ALLOW, 0 },
+	{ SCMP_SYS(exit_group), SC_ALLOW, 0 },
+};
+
+/*
+ * Creating and caging session processes: fork, the one credential change
+ * (creds_become) and the child's own filter. Filters stack, so whoever
+ * forks a sandboxed child must allow what the child does before its own
+ * filter is in place.
+ */
+static const struct sc_rule g_root_spawn[] = {
+	{ SCMP_SYS(clone), SC_CLONE_FLAGS, 0 },	/* fork(); flags are arg 0 */
+	{ SCMP_SYS(unshare), SC_CLONE_FLAGS, 0 },	/* isolate, isolate_network */
+	{ SCMP_SYS(setsid), SC_ALLOW, 0 },
+	{ SCMP_SYS(setpgid), SC_ALLOW, 0 },
+	{ SCMP_SYS(setgroups), SC_ALLOW, 0 },
+	{ SCMP_SYS(setgroups32), SC_ALLOW, 0 },
+	{ SCMP_SYS(setresgid), SC_ALLOW, 0 },
+	{ SCMP_SYS(setresgid32), SC_ALLOW, 0 },
+	{ SCMP_SYS(setresuid), SC_ALLOW, 0 },
+	{ SCMP_SYS(setresuid32), SC_ALLOW, 0 },
+	{ SCMP_SYS(setgid), SC_ALLOW, 0 },	/* PAM modules use the */
+	{ SCMP_SYS(setuid), SC_ALLOW, 0 },	/* older calls */
+	{ SCMP_SYS(setregid), SC_ALLOW, 0 },
+	{ SCMP_SYS(setreuid), SC_ALLOW, 0 },
+	{ SCMP_SYS(setfsgid), SC_ALLOW, 0 },
+	{ SCMP_SYS(setfsuid), SC_ALLOW, 0 },
+	{ SCMP_SYS(chroot), SC_ALLOW, 0 },
+	{ SCMP_SYS(capset), SC_ALLOW, 0 },
+	{ SCMP_SYS(prctl), SC_ALLOW, 0 },	/* NO_NEW_PRIVS, CAPBSET_DROP */
+	{ SCMP_SYS(setrlimit), SC_ALLOW, 0 },
+	{ SCMP_SYS(prlimit64), SC_ALLOW, 0 },
+	{ SCMP_SYS(seccomp), SC_ALLOW, 0 },	/* the child's filter */
+	{ SCMP_SYS(set_robust_list), SC_ALLOW, 0 },	/* libc in a new child */
+	{ SCMP_SYS(set_tid_address), SC_ALLOW, 0 },
+};
+
+/*
+ * What libc (or a library) may try and do without. An errno instead of a
+ * kill, so that a newer glibc does not take sessions down; ENOSYS makes
+ * glibc take its older path.
+ */
+static const struct sc_rule g_probes[] = {
+	/* glibc >= 2.35 registers restartable sequences per thread. */
+	{ SCMP_SYS(rseq), SC_ERRNO, ENOSYS },
+	/* glibc >= 2.34 tries clone3 first (posix_spawn, threads) and falls
+	 * back to clone, whose flags a filter can read; clone3's are in
+	 * memory where seccomp cannot look. */
+	{ SCMP_SYS(clone3), SC_ERRNO, ENOSYS },
+	/* 32-bit arches and some glibc paths try statx before fstatat. */
+	{ SCMP_SYS(statx), SC_ERRNO, ENOSYS },
+	/* Newer glibc prefers these and falls back on ENOSYS. */
+	{ SCMP_SYS(faccessat2), SC_ERRNO, ENOSYS },
+	{ SCMP_SYS(openat2), SC_ERRNO, ENOSYS },
+	{ SCMP_SYS(epoll_pwait2), SC_ERRNO, ENOSYS },
+	{ SCMP_SYS(close_range), SC_ERRNO, ENOSYS },	/* closefrom() */
+	/* A memory-release hint (malloc_trim, non-main arenas): without it
+	 * the memory is simply kept. */
+	{ SCMP_SYS(madvise), SC_ERRNO, ENOSYS },
+	/* Used by some runtimes to order memory between threads; we have
+	 * one thread. */
+	{ SCMP_SYS(membarrier), SC_ERRNO, ENOSYS },
+	/* sysconf(_SC_NPROCESSORS_*) and similar capacity probes. */
+	{ SCMP_SYS(sched_getaffinity), SC_ERRNO, ENOSYS },
+};
+
+/*
+ * Sanitizer builds (TW_SANITIZER_BUILD): what the ASan/UBSan runtime does
+ * inside a sandboxed process, found by running the unit and end-to-end
+ * tests under -fsanitize=address,undefined. Never in a release build.
+ */
+static const struct sc_rule g_sanitizer[] = {
+	/* Its allocator returns memory and marks shadow regions. */
+	{ SCMP_SYS(madvise), SC_ALLOW, 0 },
+	/* Error reports: the alternate signal stack, the memory map and the
+	 * binary (symbolising) are read from /proc/self. */
+	{ SCMP_SYS(sigaltstack), SC_ALLOW, 0 },
+	{ SCMP_SYS(open), SC_OPEN, 1 },
+	{ SCMP_SYS(openat), SC_OPEN, 2 },
+	{ SCMP_SYS(readlink), SC_ALLOW, 0 },
+	{ SCMP_SYS(readlinkat), SC_ALLOW, 0 },
+	{ SCMP_SYS(pread64), SC_ALLOW, 0 },
+	{ SCMP_SYS(prctl), SC_ALLOW, 0 },
+	{ SCMP_SYS(sched_yield), SC_ALLOW, 0 },	/* its spin locks */
+	{ SCMP_SYS(sched_getaffinity), SC_ALLOW, 0 },
+	{ SCMP_SYS(getppid), SC_ALLOW, 0 },
+	{ SCMP_SYS(uname), SC_ALLOW, 0 },
+};
+
+struct sc_policy {
+	const char *name;
+	const struct sc_group groups[8];	/* in priority order */
+};
+
+#if TW_SANITIZER_BUILD
+#define SC_SANITIZER SC_GROUP(g_sanitizer),
+#else
+#define SC_SANITIZER
+#endif
+
+/* The policy of each role: which groups, in which order. */
+static const struct sc_policy sc_policies[] = {
+	[ROLE_LISTENER] = { "listener", {
+		SC_SANITIZER
+		SC_GROUP(g_root_spawn),		/* forks the session pairs */
+		SC_GROUP(g_root_base),
+		SC_GROUP(g_probes),
+	} },
+	[ROLE_MONITOR_PRELOGIN] = { "monitor-prelogin", {
+		SC_SANITIZER
+		SC_GROUP(g_root_spawn),		/* forks the post-login worker */
+		SC_GROUP(g_root_base),
+		SC_GROUP(g_probes),
+	} },
+	[ROLE_MONITOR_POSTLOGIN] = { "monitor-postlogin", {
+		SC_SANITIZER
+		SC_GROUP(g_root_base),
+		SC_GROUP(g_probes),
+	} },
+	[ROLE_WORKER_PRELOGIN] = { "worker-prelogin", {
+		SC_SANITIZER
+		SC_GROUP(g_worker_base),
+		SC_GROUP(g_worker_no_files),
+		SC_GROUP(g_probes),
+	} },
+	[ROLE_WORKER_POSTLOGIN] = { "worker-postlogin", {
+		SC_SANITIZER
+		SC_GROUP(g_worker_base),
+		SC_GROUP(g_worker_files_read),
+		SC_GROUP(g_worker_files_write),
+		SC_GROUP(g_worker_net),
+		SC_GROUP(g_probes),
+	} },
+	/* The pre-login worker that stays as the TLS endpoint: its filter
+	 * stacks on the pre-login one, so it can only narrow it. */
+	[ROLE_TLS_RELAY] = { "tls-relay", {
+		SC_SANITIZER
+		SC_GROUP(g_worker_base),
+		SC_GROUP(g_worker_no_files),
+		SC_GROUP(g_probes),
+	} },
+};
+
+#endif

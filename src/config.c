@@ -1,0 +1,678 @@
+/*
+ * Configuration: parsing, checking and printing, all driven by the one
+ * table in config_table.h. No option name is spelled out here except in
+ * the alias table and in the list of vsftpd's options, which exist to turn
+ * a foreign config into a precise error instead of a vague one.
+ *
+ * Pure code: no process state, so the unit tests and the fuzz target link
+ * against it alone. Every error names where it came from (file and line,
+ * or "-o") and which option, because the operator reads it at start-up.
+ */
+#include "config.h"
+#include "util.h"
+
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Catch a table default that its own bounds reject while compiling. */
+#define CFG_BOOL(n, def, doc) \
+	_Static_assert((def) == 0 || (def) == 1, #n ": bool default must be 0 or 1");
+#define CFG_UINT(n, def, mn, mx, doc) \
+	_Static_assert((mn) <= (def) && (def) <= (mx) && (mx) <= 0xffffffffULL, \
+		       #n ": default outside [min, max]");
+#define CFG_OCTAL(n, def, mx, doc) \
+	_Static_assert((def) <= (mx) && (mx) <= 07777, #n ": default above max");
+#define CFG_STR(n, def, doc) \
+	_Static_assert(sizeof(def) <= CONFIG_MAX_STR, #n ": default too long");
+#include "config_table.h"
+#undef CFG_BOOL
+#undef CFG_UINT
+#undef CFG_OCTAL
+#undef CFG_STR
+
+const struct cfg_desc cfg_table[] = {
+#define CFG_BOOL(n, def, doc) \
+	{ #n, CFG_T_BOOL, offsetof(struct tw_config, n), (def), NULL, 0, 1, doc },
+#define CFG_UINT(n, def, mn, mx, doc) \
+	{ #n, CFG_T_UINT, offsetof(struct tw_config, n), (def), NULL, (mn), (mx), doc },
+#define CFG_OCTAL(n, def, mx, doc) \
+	{ #n, CFG_T_OCTAL, offsetof(struct tw_config, n), (def), NULL, 0, (mx), doc },
+#define CFG_STR(n, def, doc) \
+	{ #n, CFG_T_STR, offsetof(struct tw_config, n), 0, (def), 0, \
+	  CONFIG_MAX_STR - 1, doc },
+#include "config_table.h"
+#undef CFG_BOOL
+#undef CFG_UINT
+#undef CFG_OCTAL
+#undef CFG_STR
+};
+
+const size_t cfg_table_len = TW_ARRAY_LEN(cfg_table);
+
+/* Other names accepted for an option, so that vsftpd configs carry over. */
+static const struct {
+	const char *alias;
+	const char *name;
+} cfg_aliases[] = {
+	{ "vsftpd_log_file", "log_file" },
+};
+
+/*
+ * Every option vsftpd 3.0.3 knows: the 127 documented in vsftpd.conf(5)
+ * plus the few its parser accepts without documenting them (the last
+ * group). Options twinftpd implements are matched against cfg_table[]
+ * first, so being listed here as well does no harm. A name in this list
+ * that twinftpd lacks gets "not supported" rather than "unknown": the
+ * operator then knows the line is not a typo but a feature to drop.
+ */
+static const char *const vsftpd_options[] = {
+	"accept_timeout", "allow_anon_ssl", "anon_max_rate",
+	"anon_mkdir_write_enable", "anon_other_write_enable", "anon_root",
+	"anon_umask", "anon_upload_enable", "anon_world_readable_only",
+	"anonymous_enable", "ascii_download_enable", "ascii_upload_enable",
+	"async_abor_enable", "background", "banned_email_file", "banner_file",
+	"ca_certs_file", "check_shell", "chmod_enable", "chown_upload_mode",
+	"chown_uploads", "chown_username", "chroot_list_enable",
+	"chroot_list_file", "chroot_local_user", "cmds_allowed", "cmds_denied",
+	"connect_from_port_20", "connect_timeout", "data_connection_timeout",
+	"debug_ssl", "delay_failed_login", "delay_successful_login",
+	"delete_failed_uploads", "deny_email_enable", "deny_file",
+	"dirlist_enable", "dirmessage_enable", "download_enable",
+	"download_file", "dsa_cert_file", "dsa_private_key_file",
+	"dual_log_enable", "email_password_file", "file_open_mode",
+	"force_anon_data_ssl", "force_anon_logins_ssl", "force_dot_files",
+	"force_local_data_ssl", "force_local_logins_ssl", "ftp_data_port",
+	"ftp_username", "ftpd_banner", "guest_enable", "guest_username",
+	"hide_file", "hide_ids", "idle_session_timeout", "implicit_ssl",
+	"listen", "listen_address", "listen_address6", "listen_ipv6",
+	"listen_port", "local_enable", "local_max_rate", "local_root",
+	"local_umask", "lock_upload_files", "log_ftp_protocol",
+	"ls_recurse_enable", "max_clients", "max_login_fails", "max_per_ip",
+	"mdtm_write", "message_file", "no_anon_password", "no_log_lock",
+	"nopriv_user", "one_process_model", "pam_service_name",
+	"passwd_chroot_enable", "pasv_addr_resolve", "pasv_address",
+	"pasv_enable", "pasv_max_port", "pasv_min_port", "pasv_promiscuous",
+	"port_enable", "port_promiscuous", "require_cert", "require_ssl_reuse",
+	"rsa_cert_file", "rsa_private_key_file", "run_as_launching_user",
+	"secure_chroot_dir", "secure_email_list_enable", "session_support",
+	"setproctitle_enable", "ssl_ciphers", "ssl_enable", "ssl_request_cert",
+	"ssl_sslv2", "ssl_sslv3", "ssl_tlsv1", "strict_ssl_read_eof",
+	"strict_ssl_write_shutdown", "syslog_enable", "tcp_wrappers",
+	"text_userdb_names", "tilde_user_enable", "trans_chunk_size",
+	"upload_file", "use_localtime", "use_sendfile", "user_config_dir",
+	"user_sub_token", "userlist_deny", "userlist_enable", "userlist_file",
+	"validate_cert", "virtual_use_local_privs", "vsftpd_log_file",
+	"write_enable", "xferlog_enable", "xferlog_file", "xferlog_std_format",
+	/* accepted by vsftpd 3.0.3's parser, absent from its man page */
+	"allow_writeable_chroot", "ftp_enable", "http_enable", "isolate",
+	"isolate_network", "ptrace_sandbox", "seccomp_sandbox",
+	"utf8_filesystem",
+};
+
+/* How much of a hostile name or value an error message repeats. */
+#define MSG_QUOTE_MAX 64
+
+static int __attribute__((format(printf, 5, 6)))
+cfg_error(char *err, size_t errlen, const char *origin, unsigned line,
+	  const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+	int r;
+
+	if (err == NULL || errlen == 0)
+		return -1;
+	if (line > 0)
+		r = snprintf(err, errlen, "%s:%u: ", origin, line);
+	else
+		r = snprintf(err, errlen, "%s: ", origin);
+	if (r < 0)
+		r = 0;
+	n = (size_t)r < errlen ? (size_t)r : errlen - 1;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/*
+ * Copies at most MSG_QUOTE_MAX bytes of s for an error message, with
+ * control and non-ASCII bytes replaced: the message goes to a terminal
+ * or a log, and the config line may be anything.
+ */
+/* Cross-option errors belong to no line; the caller names the file. */
+static int __attribute__((format(printf, 3, 4)))
+check_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void
+quote_for_msg(char *dst, size_t dstsz, const char *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; s[i] != '\0' && n + 4 < dstsz; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (i == MSG_QUOTE_MAX) {
+			memcpy(dst + n, "...", 3);
+			n += 3;
+			break;
+		}
+		dst[n++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+	}
+	dst[n] = '\0';
+}
+
+static int
+is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' ||
+	    ch == '\v' || ch == '\f';
+}
+
+static const struct cfg_desc *
+cfg_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg_table_len; i++)
+		if (strcmp(cfg_table[i].name, name) == 0)
+			return &cfg_table[i];
+	return NULL;
+}
+
+/* Resolves a name or an alias to its table entry, or NULL. */
+static const struct cfg_desc *
+cfg_lookup(const char *name)
+{
+	const struct cfg_desc *d;
+	size_t i;
+
+	if ((d = cfg_find(name)) != NULL)
+		return d;
+	for (i = 0; i < TW_ARRAY_LEN(cfg_aliases); i++) {
+		if (strcmp(cfg_aliases[i].alias, name) != 0)
+			continue;
+		if ((d = cfg_find(cfg_aliases[i].name)) == NULL)
+			bug("%s: alias %s names no option", __func__, name);
+		return d;
+	}
+	return NULL;
+}
+
+static int
+is_vsftpd_option(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(vsftpd_options); i++)
+		if (strcmp(vsftpd_options[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+parse_bool(const char *s, int *out)
+{
+	if (tw_strcaseeq(s, "YES") || tw_strcaseeq(s, "TRUE") ||
+	    strcmp(s, "1") == 0) {
+		*out = 1;
+		return 0;
+	}
+	if (tw_strcaseeq(s, "NO") || tw_strcaseeq(s, "FALSE") ||
+	    strcmp(s, "0") == 0) {
+		*out = 0;
+		return 0;
+	}
+	return -1;
+}
+
+static int
+all_digits(const char *s, const char *digits)
+{
+	if (*s == '\0')
+		return 0;
+	return s[strspn(s, digits)] == '\0';
+}
+
+/* Octal digits only ("077", "0022", "77"); -1 past max, without overflow. */
+static int
+parse_octal(const char *s, unsigned long long max, unsigned int *out)
+{
+	unsigned long long v = 0;
+
+	for (; *s != '\0'; s++) {
+		v = v * 8 + (unsigned)(*s - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int
+has_control_char(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* Stores value, already trimmed, into the option d describes. */
+static int
+cfg_set(struct tw_config *c, const struct cfg_desc *d, const char *value,
+	const char *origin, unsigned line, char *err, size_t errlen)
+{
+	char *field = (char *)c + d->offset;
+	char qv[MSG_QUOTE_MAX + 8];
+	unsigned long long num;
+	size_t len;
+	int b;
+
+	quote_for_msg(qv, sizeof(qv), value);
+	switch (d->type) {
+	case CFG_T_BOOL:
+		if (parse_bool(value, &b) == -1)
+			return cfg_error(err, errlen, origin, line,
+			    "option '%s': expected YES or NO, not '%s'",
+			    d->name, qv);
+		*(int *)(void *)field = b;
+		return 0;
+	case CFG_T_UINT:
+		if (!all_digits(value, "0123456789"))
+			return cfg_error(err, errlen, origin, line,
+			    "option '%s': expected a decimal number, not '%s'",
+			    d->name, qv);
+		if (tw_parse_uint(value, d->min, d->max, &num) == -1)
+			return cfg_error(err, errlen, origin, line,
+			    "option '%s': must be between %llu and %llu, not '%s'",
+			    d->name, d->min, d->max, qv);
+		*(unsigned int *)(void *)field = (unsigned int)num;
+		return 0;
+	case CFG_T_OCTAL:
+		if (!all_digits(value, "01234567"))
+			return cfg_error(err, errlen, origin, line,
+			    "option '%s': expected an octal number such as 022, not '%s'",
+			    d->name, qv);
+		if (parse_octal(value, d->max, (unsigned int *)(void *)field) == -1)
+			return cfg_error(err, errlen, origin, line,
+			    "option '%s': must be at most 0%03llo, not '%s'",
+			    d->name, d->max, qv);
+		return 0;
+	case CFG_T_STR:
+		len = strlen(value);
+		if (len >= CONFIG_MAX_STR)
+			return cfg_error(err, errlen, origin, line,
+			    "option '%s': value is %zu bytes long, at most %d allowed",
+			    d->name, len, CONFIG_MAX_STR - 1);
+		/*
+		 * Strings end up in replies (ftpd_banner), log lines and
+		 * paths; a stray CR or escape byte in any of them is a way
+		 * to forge a second reply or log line.
+		 */
+		if (has_control_char(value))
+			return cfg_error(err, errlen, origin, line,
+			    "option '%s': value contains a control character",
+			    d->name);
+		memcpy(field, value, len + 1);
+		return 0;
+	}
+	bug("%s: option %s has type %d", __func__, d->name, (int)d->type);
+}
+
+void
+config_init_defaults(struct tw_config *c)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+		char *field = (char *)c + d->offset;
+
+		switch (d->type) {
+		case CFG_T_BOOL:
+			*(int *)(void *)field = (int)d->def_num;
+			break;
+		case CFG_T_UINT:
+		case CFG_T_OCTAL:
+			*(unsigned int *)(void *)field = (unsigned int)d->def_num;
+			break;
+		case CFG_T_STR:
+			if (tw_strlcpy(field, d->def_str, CONFIG_MAX_STR) == -1)
+				bug("%s: default of %s too long", __func__, d->name);
+			break;
+		}
+	}
+}
+
+int
+config_apply_line(struct tw_config *c, const char *text, const char *origin,
+		  unsigned line, char *err, size_t errlen)
+{
+	char name[CONFIG_MAX_LINE + 1], qn[MSG_QUOTE_MAX + 8];
+	const struct cfg_desc *d;
+	const char *eq, *value;
+	size_t namelen, vlen;
+	char *vcopy;
+	int r;
+
+	eq = strchr(text, '=');
+	namelen = eq != NULL ? (size_t)(eq - text) : strlen(text);
+	if (namelen > CONFIG_MAX_LINE)
+		return cfg_error(err, errlen, origin, line,
+		    "line longer than %d bytes", CONFIG_MAX_LINE);
+	memcpy(name, text, namelen);
+	name[namelen] = '\0';
+	quote_for_msg(qn, sizeof(qn), name);
+
+	if (eq == NULL || namelen == 0)
+		return cfg_error(err, errlen, origin, line,
+		    "expected name=value, not '%s'", qn);
+	/* vsftpd reads "listen =YES" as an option called "listen ". */
+	if (is_space(name[0]) || is_space(name[namelen - 1]))
+		return cfg_error(err, errlen, origin, line,
+		    "option '%s': no spaces allowed before the name or before '='",
+		    qn);
+
+	if ((d = cfg_lookup(name)) == NULL) {
+		if (is_vsftpd_option(name))
+			return cfg_error(err, errlen, origin, line,
+			    "option '%s' is a vsftpd option that twinftpd does not support",
+			    qn);
+		return cfg_error(err, errlen, origin, line,
+		    "unknown option '%s'", qn);
+	}
+
+	/* Trailing blanks and the CR of a CRLF file are not part of a value. */
+	value = eq + 1;
+	vlen = strlen(value);
+	while (vlen > 0 && is_space(value[vlen - 1]))
+		vlen--;
+	if ((vcopy = malloc(vlen + 1)) == NULL)
+		die("%s: out of memory", __func__);
+	memcpy(vcopy, value, vlen);
+	vcopy[vlen] = '\0';
+	r = cfg_set(c, d, vcopy, origin, line, err, errlen);
+	free(vcopy);
+	return r;
+}
+
+static int
+is_comment_or_blank(const char *s)
+{
+	if (s[0] == '#')
+		return 1;
+	for (; *s != '\0'; s++)
+		if (!is_space(*s))
+			return 0;
+	return 1;
+}
+
+/*
+ * Reads one line into buf (without its '\n'). Returns 1 for a line,
+ * 0 at end of file, -1 on an error described in err.
+ */
+static int
+read_config_line(FILE *f, char *buf, size_t bufsz, const char *path,
+		 unsigned lineno, char *err, size_t errlen)
+{
+	size_t n = 0;
+	int ch;
+
+	for (;;) {
+		ch = getc(f);
+		if (ch == EOF) {
+			if (ferror(f))
+				return cfg_error(err, errlen, path, lineno,
+				    "read error: %s", strerror(errno));
+			buf[n] = '\0';
+			return n > 0 ? 1 : 0;
+		}
+		if (ch == '\n')
+			break;
+		if (ch == '\0')
+			return cfg_error(err, errlen, path, lineno,
+			    "NUL byte in line");
+		/* Refuse rather than split: half a line is another setting. */
+		if (n + 1 >= bufsz)
+			return cfg_error(err, errlen, path, lineno,
+			    "line longer than %zu bytes", bufsz - 1);
+		buf[n++] = (char)ch;
+	}
+	buf[n] = '\0';
+	return 1;
+}
+
+int
+config_load_file(struct tw_config *c, const char *path, char *err, size_t errlen)
+{
+	char *buf;
+	struct stat st;
+	unsigned lineno = 0;
+	FILE *f;
+	int fd, r;
+
+	/* O_NONBLOCK: a FIFO given as the config must not hang the start. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1)
+		return cfg_error(err, errlen, path, 0, "%s", strerror(errno));
+	if (fstat(fd, &st) == -1) {
+		r = errno;
+		close(fd);
+		return cfg_error(err, errlen, path, 0, "%s", strerror(r));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return cfg_error(err, errlen, path, 0, "not a regular file");
+	}
+	if ((f = fdopen(fd, "r")) == NULL) {
+		r = errno;
+		close(fd);
+		return cfg_error(err, errlen, path, 0, "%s", strerror(r));
+	}
+	if ((buf = malloc(CONFIG_MAX_LINE + 1)) == NULL)
+		die("%s: out of memory", __func__);
+
+	for (;;) {
+		lineno++;
+		r = read_config_line(f, buf, CONFIG_MAX_LINE + 1, path, lineno,
+		    err, errlen);
+		if (r <= 0)
+			break;
+		if (is_comment_or_blank(buf))
+			continue;
+		if ((r = config_apply_line(c, buf, path, lineno, err, errlen)) == -1)
+			break;
+	}
+	free(buf);
+	fclose(f);
+	return r == -1 ? -1 : 0;
+}
+
+static int
+check_addr(const char *name, const char *value, int af, char *err, size_t errlen)
+{
+	unsigned char addr[16];
+	char qv[MSG_QUOTE_MAX + 8];
+
+	if (value[0] == '\0' || inet_pton(af, value, addr) == 1)
+		return 0;
+	quote_for_msg(qv, sizeof(qv), value);
+	return check_error(err, errlen,
+	    "option '%s': '%s' is not a numeric %s address", name, qv,
+	    af == AF_INET ? "IPv4" : "IPv6");
+}
+
+/* An empty value passes unless required; a set one must be absolute. */
+static int
+check_path(const char *name, const char *value, int required,
+	   char *err, size_t errlen)
+{
+	if (value[0] == '\0') {
+		if (!required)
+			return 0;
+		return check_error(err, errlen,
+		    "option '%s' must be set", name);
+	}
+	if (value[0] != '/')
+		return check_error(err, errlen,
+		    "option '%s' must be an absolute path", name);
+	return 0;
+}
+
+int
+config_check(const struct tw_config *c, char *err, size_t errlen)
+{
+	if ((c->pasv_min_port == 0) != (c->pasv_max_port == 0))
+		return check_error(err, errlen,
+		    "pasv_min_port and pasv_max_port must be set together");
+	if (c->pasv_min_port > c->pasv_max_port)
+		return check_error(err, errlen,
+		    "pasv_min_port (%u) is greater than pasv_max_port (%u)",
+		    c->pasv_min_port, c->pasv_max_port);
+	if (check_addr("listen_address", c->listen_address, AF_INET, err, errlen) ||
+	    check_addr("listen_address6", c->listen_address6, AF_INET6, err, errlen) ||
+	    check_addr("pasv_address", c->pasv_address, AF_INET, err, errlen))
+		return -1;
+
+	/*
+	 * The pre-login worker's jail: "/" or a relative path would give the
+	 * process that parses network input the whole file system.
+	 */
+	if (check_path("secure_chroot_dir", c->secure_chroot_dir, 1, err, errlen))
+		return -1;
+	if (strcmp(c->secure_chroot_dir, "/") == 0)
+		return check_error(err, errlen,
+		    "option 'secure_chroot_dir' must not be /");
+	if (c->nopriv_user[0] == '\0' || strcmp(c->nopriv_user, "root") == 0)
+		return check_error(err, errlen,
+		    "option 'nopriv_user' must name an unprivileged user, not '%s'",
+		    c->nopriv_user);
+
+	if (check_path("anon_root", c->anon_root, 0, err, errlen) ||
+	    check_path("local_root", c->local_root, 0, err, errlen) ||
+	    check_path("chroot_list_file", c->chroot_list_file,
+		c->chroot_list_enable, err, errlen) ||
+	    check_path("userlist_file", c->userlist_file,
+		c->userlist_enable, err, errlen) ||
+	    check_path("log_file", c->log_file,
+		c->xferlog_enable && !c->syslog_enable, err, errlen))
+		return -1;
+	if (c->anonymous_enable && c->ftp_username[0] == '\0')
+		return check_error(err, errlen,
+		    "anonymous_enable needs ftp_username to be set");
+	if (c->local_enable && (c->pam_service_name[0] == '\0' ||
+	    strchr(c->pam_service_name, '/') != NULL))
+		return check_error(err, errlen,
+		    "local_enable needs pam_service_name, a name without '/'");
+	return 0;
+}
+
+void
+config_print(const struct tw_config *c, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+		const char *field = (const char *)c + d->offset;
+
+		switch (d->type) {
+		case CFG_T_BOOL:
+			fprintf(out, "%s=%s\n", d->name,
+			    *(const int *)(const void *)field ? "YES" : "NO");
+			break;
+		case CFG_T_UINT:
+			fprintf(out, "%s=%u\n", d->name,
+			    *(const unsigned int *)(const void *)field);
+			break;
+		case CFG_T_OCTAL:
+			fprintf(out, "%s=0%03o\n", d->name,
+			    *(const unsigned int *)(const void *)field);
+			break;
+		case CFG_T_STR:
+			fprintf(out, "%s=%s\n", d->name, field);
+			break;
+		}
+	}
+}
+
+/*
+ * Writes s as roff text. A backslash is roff's escape character, and a
+ * '.' or '\'' at the start of a line would be read as a request.
+ */
+static void
+man_text(FILE *out, const char *s, int at_line_start)
+{
+	if (at_line_start && (*s == '.' || *s == '\''))
+		fputs("\\&", out);
+	for (; *s != '\0'; s++) {
+		if (*s == '\\')
+			fputs("\\e", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void
+man_default(FILE *out, const struct cfg_desc *d)
+{
+	switch (d->type) {
+	case CFG_T_BOOL:
+		fprintf(out, "Default: \\fB%s\\fR\n", d->def_num ? "YES" : "NO");
+		break;
+	case CFG_T_UINT:
+		fprintf(out, "Default: \\fB%llu\\fR (from %llu to %llu)\n",
+		    d->def_num, d->min, d->max);
+		break;
+	case CFG_T_OCTAL:
+		fprintf(out, "Default: \\fB0%03llo\\fR (octal, at most 0%03llo)\n",
+		    d->def_num, d->max);
+		break;
+	case CFG_T_STR:
+		if (d->def_str[0] == '\0') {
+			fputs("Default: (none)\n", out);
+		} else {
+			fputs("Default: \\fB", out);
+			man_text(out, d->def_str, 0);
+			fputs("\\fR\n", out);
+		}
+		break;
+	}
+}
+
+void
+config_print_man(FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+
+		fputs(".TP\n.B ", out);
+		man_text(out, d->name, 0);
+		fputs("\n", out);
+		man_text(out, d->doc, 1);
+		fputs("\n.IP\n", out);
+		man_default(out, d);
+	}
+}

@@ -1,0 +1,68 @@
+/*
+ * Configuration: vsftpd's `name=value` format, driven by config_table.h.
+ */
+#ifndef TW_CONFIG_H
+#define TW_CONFIG_H
+
+#include <stdio.h>
+#include <stddef.h>
+
+#define CONFIG_MAX_LINE 4096	/* longest accepted line, in bytes */
+#define CONFIG_MAX_STR 1024	/* longest string value */
+
+struct tw_config {
+#define CFG_BOOL(n, def, doc) int n;
+#define CFG_UINT(n, def, mn, mx, doc) unsigned int n;
+#define CFG_OCTAL(n, def, mx, doc) unsigned int n;
+#define CFG_STR(n, def, doc) char n[CONFIG_MAX_STR];
+#include "config_table.h"
+#undef CFG_BOOL
+#undef CFG_UINT
+#undef CFG_OCTAL
+#undef CFG_STR
+};
+
+enum cfg_type { CFG_T_BOOL, CFG_T_UINT, CFG_T_OCTAL, CFG_T_STR };
+
+struct cfg_desc {
+	const char *name;
+	enum cfg_type type;
+	size_t offset;		/* into struct tw_config */
+	unsigned long long def_num;
+	const char *def_str;
+	unsigned long long min, max;
+	const char *doc;
+};
+
+/* The table, in config_table.h order, and its length. */
+extern const struct cfg_desc cfg_table[];
+extern const size_t cfg_table_len;
+
+/* Fills every option with its default. */
+void config_init_defaults(struct tw_config *c);
+
+/*
+ * Applies one `name=value` setting. `origin` and `line` name where it came
+ * from for the error message ("/etc/twinftpd.conf:12: ..." or "-o: ...").
+ * Returns 0, or -1 with a message in err naming origin, line and option.
+ */
+int config_apply_line(struct tw_config *c, const char *text, const char *origin,
+		      unsigned line, char *err, size_t errlen);
+
+/*
+ * Reads a config file: blank lines and lines starting with '#' are skipped,
+ * leading whitespace is not allowed before a name (as in vsftpd), a line
+ * longer than CONFIG_MAX_LINE is an error. Returns 0 or -1 with err set.
+ */
+int config_load_file(struct tw_config *c, const char *path, char *err, size_t errlen);
+
+/* Cross-option checks (pasv_min_port <= pasv_max_port, ...). 0 or -1. */
+int config_check(const struct tw_config *c, char *err, size_t errlen);
+
+/* Prints the effective settings, one `name=value` a line, table order. */
+void config_print(const struct tw_config *c, FILE *out);
+
+/* Prints the OPTIONS section of twinftpd.conf(5) in man(7) markup. */
+void config_print_man(FILE *out);
+
+#endif

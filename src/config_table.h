@@ -1,0 +1,143 @@
+/*
+ * The one table of configuration facts: name, type, default, bounds, doc.
+ * The struct, the parser, `twinftpd -t` and the options section of
+ * twinftpd.conf(5) are all generated from these lines, so they cannot
+ * drift apart. No include guard: included with different X-macros.
+ *
+ * CFG_BOOL(name, default, doc)
+ * CFG_UINT(name, default, min, max, doc)
+ * CFG_OCTAL(name, default, max, doc)     -- umasks and modes, written 0NNN
+ * CFG_STR(name, default, doc)            -- default may be "" (unset)
+ */
+
+/* --- Listening --- */
+CFG_BOOL(listen, 1,
+	"Run as a standalone daemon listening on IPv4. With listen=NO and listen_ipv6=NO the server runs in inetd mode: one session on standard input and output, as started by inetd, xinetd or a systemd socket unit with Accept=yes.")
+CFG_BOOL(listen_ipv6, 0,
+	"Also (or instead, with listen=NO) listen on IPv6. Both may be on at once; the IPv6 socket is then IPv6-only.")
+CFG_STR(listen_address, "",
+	"IPv4 address to listen on; empty means all addresses.")
+CFG_STR(listen_address6, "",
+	"IPv6 address to listen on; empty means all addresses.")
+CFG_UINT(listen_port, 21, 1, 65535,
+	"TCP port for the control connection.")
+CFG_BOOL(background, 0,
+	"In standalone mode, fork into the background and detach from the terminal.")
+CFG_UINT(max_clients, 2000, 0, 100000,
+	"Most concurrent sessions; the next connection gets 421 and is closed before any session process is given to it. 0 means no limit.")
+CFG_UINT(max_per_ip, 50, 0, 100000,
+	"Most concurrent sessions from one client address; 0 means no limit.")
+
+/* --- Users and login --- */
+CFG_BOOL(anonymous_enable, 0,
+	"Allow anonymous logins as \"anonymous\" or \"ftp\". They run as ftp_username, chrooted to anon_root (or that user's home directory).")
+CFG_STR(ftp_username, "ftp",
+	"Local user whose uid, gid and home directory anonymous sessions use.")
+CFG_STR(anon_root, "",
+	"Directory anonymous sessions are chrooted to; empty means the home directory of ftp_username.")
+CFG_BOOL(no_anon_password, 0,
+	"Do not ask anonymous users for a password (reply 230 to USER).")
+CFG_BOOL(local_enable, 1,
+	"Allow local users (authenticated through PAM) to log in.")
+CFG_STR(pam_service_name, "twinftpd",
+	"PAM service used to authenticate local users.")
+CFG_STR(local_root, "",
+	"Directory local users start in (and are chrooted to when chrooted) instead of their home directory.")
+CFG_BOOL(chroot_local_user, 0,
+	"Chroot local users to their home directory (or local_root). With chroot_list_enable the list names the exceptions.")
+CFG_BOOL(chroot_list_enable, 0,
+	"Use chroot_list_file: with chroot_local_user=NO it names the users who are chrooted, with YES the users who are not.")
+CFG_STR(chroot_list_file, "/etc/twinftpd.chroot_list",
+	"File with one user name per line, read by the session monitor at login.")
+CFG_BOOL(allow_writeable_chroot, 0,
+	"Allow a chroot directory that the user can write to. Off by default because a writable root lets a user plant files that libraries look up by absolute path.")
+CFG_BOOL(userlist_enable, 0,
+	"Check userlist_file at USER time.")
+CFG_BOOL(userlist_deny, 1,
+	"With userlist_enable: YES denies the users in the list, NO allows only them.")
+CFG_STR(userlist_file, "/etc/twinftpd.user_list",
+	"File with one user name per line for userlist_enable.")
+CFG_UINT(delay_failed_login, 1, 0, 60,
+	"Seconds to wait before answering a failed login.")
+CFG_UINT(max_login_fails, 3, 1, 100,
+	"Failed logins after which the session is closed.")
+CFG_STR(ftpd_banner, "",
+	"Text of the 220 greeting; empty means \"twinftpd ready\".")
+
+/* --- Privilege separation --- */
+CFG_STR(nopriv_user, "nobody",
+	"Unprivileged user the pre-login protocol worker runs as.")
+CFG_STR(secure_chroot_dir, "/usr/share/empty",
+	"Empty directory, not writable by nopriv_user, that the pre-login worker is chrooted to. Created (root-owned, mode 0555) at start when missing.")
+
+/* --- Permissions --- */
+CFG_BOOL(write_enable, 0,
+	"Allow commands that change the file system: STOR, STOU, APPE, DELE, MKD, RMD, RNFR/RNTO, SITE CHMOD.")
+CFG_BOOL(anon_upload_enable, 0,
+	"With write_enable, let anonymous users upload files (STOR, STOU).")
+CFG_BOOL(anon_mkdir_write_enable, 0,
+	"With write_enable, let anonymous users create directories.")
+CFG_BOOL(anon_other_write_enable, 0,
+	"With write_enable, let anonymous users delete, rename, append and remove directories.")
+CFG_OCTAL(local_umask, 077, 0777,
+	"Umask for files and directories created by local users.")
+CFG_OCTAL(anon_umask, 077, 0777,
+	"Umask for files and directories created by anonymous users.")
+CFG_OCTAL(file_open_mode, 0666, 07777,
+	"Mode uploaded files are created with, before the umask.")
+CFG_BOOL(dirlist_enable, 1,
+	"Allow LIST, NLST, MLSD and STAT with a path.")
+CFG_BOOL(download_enable, 1,
+	"Allow RETR.")
+CFG_BOOL(ascii_upload_enable, 0,
+	"Convert CRLF to LF on uploads in ASCII mode (TYPE A). When off, ASCII uploads are stored as sent.")
+CFG_BOOL(ascii_download_enable, 0,
+	"Convert LF to CRLF on downloads in ASCII mode. When off, ASCII downloads are sent as stored.")
+CFG_BOOL(hide_ids, 0,
+	"Show every owner and group in listings as \"ftp\".")
+CFG_BOOL(use_localtime, 0,
+	"Show times in listings and MDTM in local time rather than UTC.")
+
+/* --- Data connections --- */
+CFG_BOOL(pasv_enable, 1,
+	"Allow PASV and EPSV.")
+CFG_UINT(pasv_min_port, 0, 0, 65535,
+	"Lowest passive port; 0 means any port the kernel picks.")
+CFG_UINT(pasv_max_port, 0, 0, 65535,
+	"Highest passive port; 0 means any port the kernel picks.")
+CFG_STR(pasv_address, "",
+	"IPv4 address to announce in the 227 reply, for servers behind NAT; empty means the control connection's local address.")
+CFG_BOOL(pasv_promiscuous, 0,
+	"Accept passive data connections from any address, not only the control connection's peer. Leave off: it lets a third party take over a transfer.")
+CFG_BOOL(port_enable, 1,
+	"Allow PORT and EPRT.")
+CFG_BOOL(port_promiscuous, 0,
+	"Let PORT and EPRT name any address and port (FTP bounce). Leave off.")
+CFG_BOOL(connect_from_port_20, 0,
+	"Make active data connections from port ftp_data_port (needs the monitor's CAP_NET_BIND_SERVICE).")
+CFG_UINT(ftp_data_port, 20, 1, 65535,
+	"Source port of active data connections with connect_from_port_20.")
+CFG_BOOL(use_sendfile, 1,
+	"Send binary downloads with sendfile(2).")
+
+/* --- Timeouts (seconds; 0 disables) --- */
+CFG_UINT(idle_session_timeout, 300, 0, 86400,
+	"Close a session that sends no command for this long.")
+CFG_UINT(data_connection_timeout, 300, 0, 86400,
+	"Abort a transfer that makes no progress for this long.")
+CFG_UINT(accept_timeout, 60, 0, 86400,
+	"How long a passive data connection may take to arrive.")
+CFG_UINT(connect_timeout, 60, 0, 86400,
+	"How long an active data connection may take to connect.")
+
+/* --- Logging --- */
+CFG_BOOL(xferlog_enable, 1,
+	"Log one line per login (success and failure) and per transfer.")
+CFG_STR(log_file, "/var/log/twinftpd.log",
+	"File the log lines go to (opened by the listener before any session starts). vsftpd_log_file is accepted as another name for it.")
+CFG_BOOL(syslog_enable, 0,
+	"Send log lines to syslog (facility ftp) instead of log_file.")
+
+/* --- Sandbox --- */
+CFG_BOOL(seccomp_sandbox, 1,
+	"Run every session process under its seccomp policy.")

@@ -1,0 +1,322 @@
+/*
+ * Parsers for FTP command arguments that carry addresses and paths.
+ *
+ * Everything here reads client input, so every parser is strict: it says
+ * exactly what it accepts and rejects anything else, instead of guessing
+ * what a sloppy client meant. PORT and EPRT addresses feed the anti-bounce
+ * check (DESIGN.md invariant 5), where "close enough" is not good enough.
+ */
+#include "ftpparse.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <limits.h>
+#include <string.h>
+
+/* Longest address text EPRT may carry: a full IPv6 with embedded IPv4. */
+#define EPRT_ADDR_MAX INET6_ADDRSTRLEN
+
+static int
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * Reads one PORT field: 1..3 decimal digits, value <= 255, then the
+ * expected terminator. Returns the position after the terminator or NULL.
+ */
+static const char *
+port_field(const char *s, char term, unsigned *val)
+{
+	unsigned v = 0;
+	int ndig = 0;
+
+	while (is_digit(*s)) {
+		if (++ndig > 3)
+			return NULL;
+		v = v * 10 + (unsigned)(*s - '0');
+		s++;
+	}
+	if (ndig == 0 || v > 255 || *s != term)
+		return NULL;
+	*val = v;
+	return s + 1;
+}
+
+int
+ftp_parse_port(const char *arg, struct sockaddr_storage *out)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)out;
+	unsigned f[6];
+	const char *p = arg;
+	size_t i;
+	uint32_t ip;
+	unsigned port;
+
+	if (arg == NULL)
+		return -1;
+	for (i = 0; i < TW_ARRAY_LEN(f); i++) {
+		p = port_field(p, i + 1 < TW_ARRAY_LEN(f) ? ',' : '\0', &f[i]);
+		if (p == NULL)
+			return -1;
+	}
+	port = f[4] << 8 | f[5];
+	/*
+	 * Port 0 cannot be connected to; EPRT rejects it by its RFC, and
+	 * treating both commands alike keeps the caller's checks simple.
+	 */
+	if (port == 0)
+		return -1;
+	ip = (uint32_t)f[0] << 24 | (uint32_t)f[1] << 16 |
+	    (uint32_t)f[2] << 8 | (uint32_t)f[3];
+	memset(out, 0, sizeof(*out));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(ip);
+	sin->sin_port = htons((uint16_t)port);
+	return 0;
+}
+
+/*
+ * Copies the EPRT field that starts at s and ends at the next delimiter
+ * into buf. Returns the position after the delimiter or NULL.
+ */
+static const char *
+eprt_field(const char *s, char delim, char *buf, size_t cap)
+{
+	const char *end = strchr(s, delim);
+	size_t len;
+
+	if (end == NULL)
+		return NULL;
+	len = (size_t)(end - s);
+	if (len == 0 || len >= cap)
+		return NULL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return end + 1;
+}
+
+int
+ftp_parse_eprt(const char *arg, struct sockaddr_storage *out)
+{
+	char proto[2], addr[EPRT_ADDR_MAX], portstr[6];
+	unsigned long long port;
+	struct sockaddr_in *sin = (struct sockaddr_in *)out;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)out;
+	struct in_addr a4;
+	struct in6_addr a6;
+	const char *p;
+	char d;
+
+	if (arg == NULL)
+		return -1;
+	d = arg[0];
+	if (d < 33 || d > 126 || is_digit(d))
+		return -1;
+	p = arg + 1;
+	if ((p = eprt_field(p, d, proto, sizeof(proto))) == NULL ||
+	    (p = eprt_field(p, d, addr, sizeof(addr))) == NULL ||
+	    (p = eprt_field(p, d, portstr, sizeof(portstr))) == NULL ||
+	    *p != '\0')
+		return -1;
+	/* tw_parse_uint refuses signs, spaces and anything but digits. */
+	if (tw_parse_uint(portstr, 1, 65535, &port) == -1)
+		return -1;
+
+	if (strcmp(proto, "1") == 0) {
+		if (inet_pton(AF_INET, addr, &a4) != 1)
+			return -1;
+		memset(out, 0, sizeof(*out));
+		sin->sin_family = AF_INET;
+		sin->sin_addr = a4;
+		sin->sin_port = htons((uint16_t)port);
+		return 0;
+	}
+	if (strcmp(proto, "2") == 0) {
+		/* inet_pton has no notion of "%scope": such forms fail here. */
+		if (inet_pton(AF_INET6, addr, &a6) != 1)
+			return -1;
+		memset(out, 0, sizeof(*out));
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = a6;
+		sin6->sin6_port = htons((uint16_t)port);
+		sin6->sin6_scope_id = 0;
+		return 0;
+	}
+	return -1;
+}
+
+int
+ftp_parse_epsv(const char *arg, enum ftp_epsv_kind *kind, int *proto)
+{
+	if (arg == NULL || arg[0] == '\0') {
+		*kind = FTP_EPSV_ANY;
+		return 0;
+	}
+	if (tw_strcaseeq(arg, "ALL")) {
+		*kind = FTP_EPSV_ALL;
+		return 0;
+	}
+	if ((arg[0] == '1' || arg[0] == '2') && arg[1] == '\0') {
+		*kind = FTP_EPSV_PROTO;
+		*proto = arg[0] - '0';
+		return 0;
+	}
+	return -1;
+}
+
+int
+ftp_format_pasv(char *buf, size_t cap, const struct in_addr *addr, unsigned port)
+{
+	const unsigned char *b = (const unsigned char *)&addr->s_addr;
+
+	if (port > 65535)
+		return -1;
+	return tw_snprintf(buf, cap, "%u,%u,%u,%u,%u,%u", b[0], b[1], b[2], b[3],
+	    port >> 8, port & 0xff);
+}
+
+/*
+ * Reduces an address to the bytes that name the host: 4 for IPv4 and for
+ * IPv4-mapped IPv6 (a dual-stack socket reports IPv4 peers that way), 16
+ * for other IPv6. Returns the length, or 0 for other families.
+ */
+static size_t
+host_bytes(const struct sockaddr_storage *sa, const unsigned char **bytes)
+{
+	const struct sockaddr_in *sin;
+	const struct sockaddr_in6 *sin6;
+
+	switch (sa->ss_family) {
+	case AF_INET:
+		sin = (const struct sockaddr_in *)sa;
+		*bytes = (const unsigned char *)&sin->sin_addr;
+		return 4;
+	case AF_INET6:
+		sin6 = (const struct sockaddr_in6 *)sa;
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+			*bytes = sin6->sin6_addr.s6_addr + 12;
+			return 4;
+		}
+		*bytes = sin6->sin6_addr.s6_addr;
+		return 16;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The IPv6 scope id is ignored: EPRT cannot carry one, so a client on a
+ * link-local control connection must still be able to name itself.
+ */
+int
+ftp_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	const unsigned char *ab = NULL, *bb = NULL;
+	size_t alen, blen;
+
+	alen = host_bytes(a, &ab);
+	blen = host_bytes(b, &bb);
+	if (alen == 0 || alen != blen)
+		return 0;
+	return memcmp(ab, bb, alen) == 0;
+}
+
+unsigned
+ftp_sockaddr_port(const struct sockaddr_storage *sa)
+{
+	switch (sa->ss_family) {
+	case AF_INET:
+		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	case AF_INET6:
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	default:
+		return 0;
+	}
+}
+
+int
+ftp_quote_257(const char *path, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (; *path != '\0'; path++) {
+		size_t need = *path == '"' ? 2 : 1;
+
+		if (cap - o <= need)	/* keep one byte for the NUL */
+			return -1;
+		out[o++] = *path;
+		if (need == 2)
+			out[o++] = '"';
+	}
+	if (cap == 0)
+		return -1;
+	out[o] = '\0';
+	if (o > INT_MAX)
+		return -1;
+	return (int)o;
+}
+
+int
+ftp_path_join(const char *dir, const char *name, char *out, size_t cap)
+{
+	size_t dlen = strlen(dir), nlen;
+
+	while (dlen > 0 && dir[dlen - 1] == '/')
+		dlen--;
+	while (*name == '/')
+		name++;
+	nlen = strlen(name);
+	/* dir + '/' + name + NUL; checked term by term so nothing wraps. */
+	if (dlen >= cap || nlen >= cap - dlen - 1 || dlen + 1 + nlen > INT_MAX)
+		return -1;
+	memcpy(out, dir, dlen);
+	out[dlen] = '/';
+	memcpy(out + dlen + 1, name, nlen);
+	out[dlen + 1 + nlen] = '\0';
+	return (int)(dlen + 1 + nlen);
+}
+
+int
+ftp_path_ok(const char *path)
+{
+	size_t len;
+
+	if (path == NULL)
+		return -1;
+	len = strnlen(path, PATH_MAX);
+	if (len == 0 || len >= PATH_MAX)
+		return -1;
+	return 0;
+}
+
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/*
+ * Clients send ls(1) options with LIST although RFC 959 has none; vsftpd
+ * and most servers accept them. Only a/A changes what we list; the rest
+ * are ignored. As in vsftpd, a path that starts with '-' cannot be listed
+ * this way (clients can use "./-name").
+ */
+const char *
+ftp_list_args(const char *arg, int *show_hidden)
+{
+	*show_hidden = 0;
+	if (arg == NULL)
+		return "";
+	for (;;) {
+		while (is_blank(*arg))
+			arg++;
+		if (*arg != '-')
+			return arg;
+		for (; *arg != '\0' && !is_blank(*arg); arg++) {
+			if (*arg == 'a' || *arg == 'A')
+				*show_hidden = 1;
+		}
+	}
+}

@@ -1,0 +1,76 @@
+/*
+ * Parsers for FTP command arguments that carry addresses and paths.
+ * Pure functions: no I/O, unit-tested and fuzzed.
+ */
+#ifndef TW_FTPPARSE_H
+#define TW_FTPPARSE_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+/*
+ * PORT h1,h2,h3,h4,p1,p2 (RFC 959). Each number 0..255 decimal, at most 3
+ * digits, exactly six of them, no spaces inside. Fills an AF_INET address.
+ * Returns 0 or -1.
+ */
+int ftp_parse_port(const char *arg, struct sockaddr_storage *out);
+
+/*
+ * EPRT <d><proto><d><addr><d><port><d> (RFC 2428). The delimiter is any
+ * printable ASCII char 33..126 other than a digit; proto 1 = IPv4 (dotted
+ * quad), 2 = IPv6 (inet_pton). Port 1..65535. Returns 0 or -1.
+ */
+int ftp_parse_eprt(const char *arg, struct sockaddr_storage *out);
+
+/* EPSV argument (RFC 2428). */
+enum ftp_epsv_kind {
+	FTP_EPSV_ANY,	/* no argument */
+	FTP_EPSV_ALL,	/* "ALL" (case-insensitive) */
+	FTP_EPSV_PROTO,	/* "1" or "2": *proto set */
+};
+/* Returns 0 and sets *kind (and *proto for FTP_EPSV_PROTO), or -1. */
+int ftp_parse_epsv(const char *arg, enum ftp_epsv_kind *kind, int *proto);
+
+/*
+ * Formats the 227 reply address part "h1,h2,h3,h4,p1,p2" for an IPv4
+ * address and port (host order). Returns length or -1.
+ */
+int ftp_format_pasv(char *buf, size_t cap, const struct in_addr *addr, unsigned port);
+
+/*
+ * Whether two socket addresses have the same IP address (ignoring port).
+ * An IPv4-mapped IPv6 address equals its IPv4 form.
+ */
+int ftp_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+
+/* Port of an AF_INET or AF_INET6 address, host order (0 for others). */
+unsigned ftp_sockaddr_port(const struct sockaddr_storage *sa);
+
+/*
+ * Doubles every '"' in path, as RFC 959 asks for the 257 reply.
+ * Returns length or -1 when it does not fit.
+ */
+int ftp_quote_257(const char *path, char *out, size_t cap);
+
+/*
+ * Joins dir and name with exactly one '/' between them. Returns length or
+ * -1 when it does not fit.
+ */
+int ftp_path_join(const char *dir, const char *name, char *out, size_t cap);
+
+/*
+ * Checks a path argument from the client: non-empty, shorter than PATH_MAX,
+ * no NUL (the line reader maps RFC 2640 "CR NUL" to CR already). Returns 0
+ * or -1.
+ */
+int ftp_path_ok(const char *path);
+
+/*
+ * Splits LIST/NLST arguments: leading options such as "-a", "-l", "-la"
+ * are tolerated and reported in *show_hidden (set when the options include
+ * 'a' or 'A'); returns a pointer to the remaining path (may be "").
+ */
+const char *ftp_list_args(const char *arg, int *show_hidden);
+
+#endif

@@ -1,0 +1,483 @@
+/*
+ * The listener: the only long-lived root process not tied to a client.
+ * It binds, accepts, enforces max_clients and max_per_ip before any fork,
+ * hands the connection to a new session, reaps, and never reads a byte
+ * from the network.
+ */
+#include "listener.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "monitor.h"
+#include "util.h"
+
+/*
+ * Live sessions, keyed by the monitor's pid, and a count per client
+ * address. Open addressing with linear probing and backward-shift delete,
+ * so every event costs O(1) whatever the number of sessions.
+ */
+struct addr_key {
+	unsigned char b[16];	/* IPv4 as v4-mapped IPv6 */
+};
+
+struct pid_slot {
+	pid_t pid;		/* 0 = empty */
+	struct addr_key addr;
+};
+
+struct addr_slot {
+	unsigned count;		/* 0 = empty */
+	struct addr_key addr;
+};
+
+struct session_table {
+	struct pid_slot *pids;
+	struct addr_slot *addrs;
+	size_t cap;		/* power of two, same for both */
+	size_t nsessions;
+	size_t naddrs;
+};
+
+static struct session_table sessions;
+
+static size_t
+hash_bytes(const unsigned char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return (size_t)(h ^ (h >> 29));
+}
+
+static size_t
+pid_home(pid_t pid, size_t cap)
+{
+	return hash_bytes((const unsigned char *)&pid, sizeof(pid)) & (cap - 1);
+}
+
+static size_t
+addr_home(const struct addr_key *a, size_t cap)
+{
+	return hash_bytes(a->b, sizeof(a->b)) & (cap - 1);
+}
+
+static struct addr_slot *
+addr_find(const struct addr_key *a, int create)
+{
+	size_t i = addr_home(a, sessions.cap);
+
+	for (;;) {
+		struct addr_slot *s = &sessions.addrs[i];
+
+		if (s->count == 0) {
+			if (!create)
+				return NULL;
+			s->addr = *a;
+			sessions.naddrs++;
+			return s;
+		}
+		if (memcmp(s->addr.b, a->b, sizeof(a->b)) == 0)
+			return s;
+		i = (i + 1) & (sessions.cap - 1);
+	}
+}
+
+static void
+addr_delete(struct addr_slot *s)
+{
+	size_t i = (size_t)(s - sessions.addrs), j = i, mask = sessions.cap - 1;
+
+	sessions.naddrs--;
+	for (;;) {
+		size_t home;
+
+		sessions.addrs[i].count = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (sessions.addrs[j].count == 0)
+				return;
+			home = addr_home(&sessions.addrs[j].addr, sessions.cap);
+			/* Move j back to i unless its home lies cyclically in (i, j]. */
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		sessions.addrs[i] = sessions.addrs[j];
+		i = j;
+	}
+}
+
+static void
+pid_insert(pid_t pid, const struct addr_key *a)
+{
+	size_t i = pid_home(pid, sessions.cap);
+
+	while (sessions.pids[i].pid != 0)
+		i = (i + 1) & (sessions.cap - 1);
+	sessions.pids[i].pid = pid;
+	sessions.pids[i].addr = *a;
+	sessions.nsessions++;
+}
+
+static struct pid_slot *
+pid_find(pid_t pid)
+{
+	size_t i = pid_home(pid, sessions.cap);
+
+	for (;;) {
+		struct pid_slot *s = &sessions.pids[i];
+
+		if (s->pid == 0)
+			return NULL;
+		if (s->pid == pid)
+			return s;
+		i = (i + 1) & (sessions.cap - 1);
+	}
+}
+
+static void
+pid_delete(struct pid_slot *s)
+{
+	size_t i = (size_t)(s - sessions.pids), j = i, mask = sessions.cap - 1;
+
+	sessions.nsessions--;
+	for (;;) {
+		size_t home;
+
+		sessions.pids[i].pid = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (sessions.pids[j].pid == 0)
+				return;
+			home = pid_home(sessions.pids[j].pid, sessions.cap);
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		sessions.pids[i] = sessions.pids[j];
+		i = j;
+	}
+}
+
+static void table_grow(void);
+
+static void
+table_init(size_t cap)
+{
+	sessions.cap = cap;
+	sessions.pids = calloc(cap, sizeof(*sessions.pids));
+	sessions.addrs = calloc(cap, sizeof(*sessions.addrs));
+	if (sessions.pids == NULL || sessions.addrs == NULL)
+		die("out of memory for the session table");
+}
+
+static void
+table_grow(void)
+{
+	struct session_table old = sessions;
+	size_t i;
+
+	table_init(old.cap * 2);
+	sessions.nsessions = 0;
+	sessions.naddrs = 0;
+	for (i = 0; i < old.cap; i++) {
+		if (old.pids[i].pid != 0)
+			pid_insert(old.pids[i].pid, &old.pids[i].addr);
+		if (old.addrs[i].count != 0)
+			addr_find(&old.addrs[i].addr, 1)->count = old.addrs[i].count;
+	}
+	free(old.pids);
+	free(old.addrs);
+}
+
+static void
+addr_key_of(const struct sockaddr_storage *ss, struct addr_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		k->b[10] = 0xff;
+		k->b[11] = 0xff;
+		memcpy(&k->b[12], &in->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		memcpy(k->b, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	}
+}
+
+static void
+session_added(pid_t pid, const struct addr_key *a)
+{
+	/* Keep both tables at most half full. */
+	if ((sessions.nsessions + 1) * 2 > sessions.cap ||
+	    (sessions.naddrs + 1) * 2 > sessions.cap)
+		table_grow();
+	pid_insert(pid, a);
+	addr_find(a, 1)->count++;
+}
+
+static void
+session_reaped(pid_t pid)
+{
+	struct pid_slot *s = pid_find(pid);
+	struct addr_slot *as;
+
+	if (s == NULL)
+		return;
+	as = addr_find(&s->addr, 0);
+	if (as != NULL && --as->count == 0)
+		addr_delete(as);
+	pid_delete(s);
+}
+
+/* --- Sockets --- */
+
+static int
+open_listen_socket(int family, const char *addr, unsigned port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, one = 1;
+
+	memset(&ss, 0, sizeof(ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		in->sin_addr.s_addr = htonl(INADDR_ANY);
+		if (addr[0] != '\0' && inet_pton(AF_INET, addr, &in->sin_addr) != 1)
+			die("listen_address %s is not an IPv4 address", addr);
+		len = sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		in6->sin6_addr = in6addr_any;
+		if (addr[0] != '\0' && inet_pton(AF_INET6, addr, &in6->sin6_addr) != 1)
+			die("listen_address6 %s is not an IPv6 address", addr);
+		len = sizeof(*in6);
+	}
+	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) != 0)
+		die("bind to port %u: %s", port, strerror(errno));
+	if (listen(fd, SOMAXCONN) != 0)
+		die("listen: %s", strerror(errno));
+	return fd;
+}
+
+/*
+ * Refusals are written straight into the socket buffer of a fresh
+ * connection: it is empty, so a non-blocking write of a short line cannot
+ * stall the listener.
+ */
+static void
+refuse(int fd, const char *reply)
+{
+	(void)!send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+static void
+spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storage *peer,
+	      const int *lfds, size_t nl, int sigfd)
+{
+	struct addr_key key;
+	struct addr_slot *as;
+	sigset_t all;
+	pid_t pid;
+	size_t i;
+
+	addr_key_of(peer, &key);
+	if (cfg->max_clients != 0 && sessions.nsessions >= cfg->max_clients) {
+		refuse(cfd, "421 There are too many connected users, please try later.\r\n");
+		tw_log(TW_LOG_INFO, "refused connection: max_clients (%u) reached",
+		       cfg->max_clients);
+		return;
+	}
+	as = addr_find(&key, 0);
+	if (cfg->max_per_ip != 0 && as != NULL && as->count >= cfg->max_per_ip) {
+		refuse(cfd, "421 There are too many connections from your internet address.\r\n");
+		tw_log(TW_LOG_INFO, "refused connection: max_per_ip (%u) reached",
+		       cfg->max_per_ip);
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		refuse(cfd, "421 Service not available, try later.\r\n");
+		tw_log(TW_LOG_ERR, "fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		for (i = 0; i < nl; i++)
+			close(lfds[i]);
+		close(sigfd);
+		sigemptyset(&all);
+		signal(SIGCHLD, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		/* A session must not outlive the listener's SIGTERM or death. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() == 1)
+			_exit(0);
+		log_set_role("monitor");
+		session_run(cfg, cfd);
+	}
+	close(cfd);
+	session_added(pid, &key);
+}
+
+static void
+accept_all(const struct tw_config *cfg, int lfd, const int *lfds, size_t nl, int sigfd)
+{
+	/* Bounded: one poll wake-up serves at most this many connections. */
+	int budget = 256;
+
+	while (budget-- > 0) {
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof(peer);
+		int cfd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC);
+
+		if (cfd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				tw_log(TW_LOG_WARN, "accept: %s", strerror(errno));
+			return;
+		}
+		spawn_session(cfg, cfd, &peer, lfds, nl, sigfd);
+	}
+}
+
+static void
+reap_children(void)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		session_reaped(pid);
+}
+
+static void __attribute__((noreturn))
+shutdown_sessions(void)
+{
+	size_t i;
+
+	for (i = 0; i < sessions.cap; i++)
+		if (sessions.pids[i].pid != 0)
+			kill(sessions.pids[i].pid, SIGTERM);
+	tw_log(TW_LOG_INFO, "listener stopping, %zu sessions told to end", sessions.nsessions);
+	exit(0);
+}
+
+static void
+daemonize(void)
+{
+	pid_t pid = fork();
+	int null;
+
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+}
+
+void
+listener_run(const struct tw_config *cfg)
+{
+	struct pollfd pfd[3];
+	int lfds[2];
+	size_t nl = 0, i;
+	sigset_t mask;
+	int sigfd;
+
+	if (cfg->listen)
+		lfds[nl++] = open_listen_socket(AF_INET, cfg->listen_address, cfg->listen_port);
+	if (cfg->listen_ipv6)
+		lfds[nl++] = open_listen_socket(AF_INET6, cfg->listen_address6, cfg->listen_port);
+	if (cfg->background)
+		daemonize();
+	log_set_role("listener");
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0)
+		die("sigprocmask: %s", strerror(errno));
+	sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sigfd < 0)
+		die("signalfd: %s", strerror(errno));
+
+	table_init(1024);
+	tw_log(TW_LOG_INFO, "twinftpd listening on port %u (%s%s%s)", cfg->listen_port,
+	       cfg->listen ? "IPv4" : "", cfg->listen && cfg->listen_ipv6 ? ", " : "",
+	       cfg->listen_ipv6 ? "IPv6" : "");
+
+	for (i = 0; i < nl; i++) {
+		pfd[i].fd = lfds[i];
+		pfd[i].events = POLLIN;
+	}
+	pfd[nl].fd = sigfd;
+	pfd[nl].events = POLLIN;
+	for (;;) {
+		if (poll(pfd, nl + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+		if (pfd[nl].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			int got_child = 0;
+
+			/* Batch: drain every pending signal, then reap once. */
+			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD)
+					got_child = 1;
+				else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+					shutdown_sessions();
+			}
+			if (got_child)
+				reap_children();
+		}
+		for (i = 0; i < nl; i++)
+			if (pfd[i].revents & POLLIN)
+				accept_all(cfg, lfds[i], lfds, nl, sigfd);
+	}
+}

@@ -1,0 +1,137 @@
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ipc.h"
+#include "util.h"
+
+static int logfd = -1;
+static int use_syslog;
+static int ipcfd = -1;
+static const char *role_name = "twinftpd";
+
+static void
+log_die_hook(int is_bug, const char *msg)
+{
+	tw_log(TW_LOG_ERR, "%s%s", is_bug ? "BUG: " : "", msg);
+	if (ipcfd < 0 && logfd >= 0 && isatty(2))
+		dprintf(2, "twinftpd: %s%s\n", is_bug ? "BUG: " : "", msg);
+}
+
+void
+log_open(const struct tw_config *cfg)
+{
+	if (cfg->syslog_enable) {
+		openlog("twinftpd", LOG_PID | LOG_NDELAY, LOG_FTP);
+		use_syslog = 1;
+	} else if (cfg->log_file[0] != '\0') {
+		logfd = open(cfg->log_file,
+			     O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (logfd < 0)
+			die("cannot open log_file %s: %s", cfg->log_file, strerror(errno));
+	}
+	util_set_die_hook(log_die_hook);
+}
+
+void
+log_to_ipc(int ipc_fd)
+{
+	ipcfd = ipc_fd;
+	if (logfd >= 0) {
+		close(logfd);
+		logfd = -1;
+	}
+	use_syslog = 0;
+	util_set_die_hook(log_die_hook);
+}
+
+int
+log_fd(void)
+{
+	return logfd;
+}
+
+void
+log_set_role(const char *role)
+{
+	role_name = role;
+}
+
+static void
+log_write_line(int level, const char *text, int pid, const char *role)
+{
+	char line[IPC_MAX_LOGMSG + 128];
+	char stamp[32];
+	struct tm tm;
+	time_t now = time(NULL);
+	int n;
+
+	if (use_syslog) {
+		syslog(level, "[%s %d] %s", role, pid, text);
+		return;
+	}
+	if (logfd < 0) {
+		if (isatty(2))
+			dprintf(2, "[%s %d] %s\n", role, pid, text);
+		return;
+	}
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	n = snprintf(line, sizeof(line), "%s [%s %d] %s\n", stamp, role, pid, text);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = (int)sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	/* One write per line: O_APPEND keeps lines of many processes whole. */
+	(void)!write(logfd, line, (size_t)n);
+}
+
+void
+tw_log(int level, const char *fmt, ...)
+{
+	char text[IPC_MAX_LOGMSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+
+	if (ipcfd >= 0) {
+		struct ipc_msg *m, msgbuf;
+
+		m = &msgbuf;
+		ipc_init(m, IPC_LOG);
+		ipc_put_u32(m, (uint32_t)level);
+		ipc_put_str(m, text, strlen(text));
+		(void)ipc_send(ipcfd, m);
+		return;
+	}
+	log_write_line(level, text, (int)getpid(), role_name);
+}
+
+void
+log_from_worker(int level, const char *text, int worker_pid)
+{
+	char clean[IPC_MAX_LOGMSG + 1];
+	size_t i;
+
+	for (i = 0; text[i] != '\0' && i < IPC_MAX_LOGMSG; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		clean[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	clean[i] = '\0';
+	if (level < TW_LOG_ERR || level > TW_LOG_DEBUG)
+		level = TW_LOG_INFO;
+	log_write_line(level, clean, worker_pid, "worker");
+}

@@ -1,0 +1,157 @@
+/*
+ * twinftpd [-t] [-o name=value]... [config-file]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tw_build.h"
+#include "config.h"
+#include "listener.h"
+#include "log.h"
+#include "monitor.h"
+#include "util.h"
+
+struct tw_runtime tw_rt;
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: twinftpd [-t] [-o name=value]... [config-file]\n"
+		"       twinftpd -v | --dump-man-options\n");
+	exit(2);
+}
+
+/*
+ * The pre-login worker is chrooted here: it must exist, belong to root and
+ * be writable by nobody else, or a compromised worker could plant files.
+ */
+static void
+prepare_secure_chroot(const char *dir)
+{
+	struct stat st;
+
+	if (dir[0] != '/')
+		die("secure_chroot_dir must be an absolute path: %s", dir);
+	if (stat(dir, &st) != 0) {
+		if (errno != ENOENT || mkdir(dir, 0555) != 0 || stat(dir, &st) != 0)
+			die("cannot create secure_chroot_dir %s: %s", dir, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		die("secure_chroot_dir %s is not a directory", dir);
+	if (st.st_uid != 0 || (st.st_mode & 022) != 0)
+		die("secure_chroot_dir %s must be owned by root and not writable by others", dir);
+}
+
+static void
+resolve_runtime(const struct tw_config *cfg)
+{
+	struct passwd *pw = getpwnam(cfg->nopriv_user);
+
+	if (pw == NULL)
+		die("nopriv_user %s does not exist", cfg->nopriv_user);
+	if (pw->pw_uid == 0 || pw->pw_gid == 0)
+		die("nopriv_user %s must not be root or in group root", cfg->nopriv_user);
+	tw_rt.nopriv_uid = pw->pw_uid;
+	tw_rt.nopriv_gid = pw->pw_gid;
+	prepare_secure_chroot(cfg->secure_chroot_dir);
+}
+
+/*
+ * inetd mode: the control connection is standard input (and output). Move
+ * it off 0-2 so that nothing written to stdout or stderr by accident can
+ * reach the client.
+ */
+static int
+run_inetd(const struct tw_config *cfg)
+{
+	int fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+	int null = open("/dev/null", O_RDWR);
+
+	if (fd < 0 || null < 0)
+		die("inetd mode: %s", strerror(errno));
+	dup2(null, 0);
+	dup2(null, 1);
+	dup2(null, 2);
+	if (null > 2)
+		close(null);
+	log_set_role("monitor");
+	session_run(cfg, fd);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct tw_config cfg;
+	const char *overrides[64];
+	const char *path = NULL;
+	size_t noverrides = 0, i;
+	int check_only = 0, explicit_path;
+	char err[CONFIG_MAX_LINE + 256];
+
+	config_init_defaults(&cfg);
+	for (i = 1; i < (size_t)argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "-t") == 0) {
+			check_only = 1;
+		} else if (strcmp(a, "-o") == 0) {
+			if (++i >= (size_t)argc || noverrides >= TW_ARRAY_LEN(overrides))
+				usage();
+			overrides[noverrides++] = argv[i];
+		} else if (strncmp(a, "-o", 2) == 0 && a[2] != '\0') {
+			if (noverrides >= TW_ARRAY_LEN(overrides))
+				usage();
+			overrides[noverrides++] = a + 2;
+		} else if (strcmp(a, "-v") == 0) {
+			printf("twinftpd %s\n", TW_VERSION);
+			return 0;
+		} else if (strcmp(a, "--dump-man-options") == 0) {
+			config_print_man(stdout);
+			return 0;
+		} else if (a[0] == '-' || path != NULL) {
+			usage();
+		} else {
+			path = a;
+		}
+	}
+	explicit_path = path != NULL;
+	if (path == NULL)
+		path = TW_DEFAULT_CONFIG;
+	if (explicit_path || access(path, F_OK) == 0) {
+		if (config_load_file(&cfg, path, err, sizeof(err)) != 0) {
+			fprintf(stderr, "twinftpd: %s\n", err);
+			return 1;
+		}
+	}
+	for (i = 0; i < noverrides; i++) {
+		if (config_apply_line(&cfg, overrides[i], "-o", (unsigned)(i + 1),
+				      err, sizeof(err)) != 0) {
+			fprintf(stderr, "twinftpd: %s\n", err);
+			return 1;
+		}
+	}
+	if (config_check(&cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "twinftpd: %s: %s\n", path, err);
+		return 1;
+	}
+	if (check_only) {
+		config_print(&cfg, stdout);
+		return 0;
+	}
+	if (geteuid() != 0)
+		die("must be started as root (it drops privileges per session)");
+
+	signal(SIGPIPE, SIG_IGN);
+	resolve_runtime(&cfg);
+	log_open(&cfg);
+	if (cfg.listen || cfg.listen_ipv6)
+		listener_run(&cfg);
+	return run_inetd(&cfg);
+}

@@ -1,0 +1,118 @@
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static tw_die_hook die_hook;
+
+void
+util_set_die_hook(tw_die_hook hook)
+{
+	die_hook = hook;
+}
+
+static void __attribute__((noreturn, format(printf, 2, 0)))
+die_common(int is_bug, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (die_hook != NULL) {
+		die_hook(is_bug, msg);
+	} else {
+		/* No role set up yet: stderr is all we have. */
+		dprintf(2, "twinftpd: %s%s\n", is_bug ? "BUG: " : "", msg);
+	}
+	_exit(is_bug ? 2 : 1);
+}
+
+void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	die_common(0, fmt, ap);
+}
+
+void
+bug(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	die_common(1, fmt, ap);
+}
+
+int
+tw_strlcpy(char *dst, const char *src, size_t dstsz)
+{
+	size_t n = strlen(src);
+
+	if (dstsz == 0)
+		return -1;
+	if (n >= dstsz) {
+		memcpy(dst, src, dstsz - 1);
+		dst[dstsz - 1] = '\0';
+		return -1;
+	}
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+int
+tw_snprintf(char *dst, size_t dstsz, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(dst, dstsz, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= dstsz)
+		return -1;
+	return n;
+}
+
+int
+tw_parse_uint(const char *s, unsigned long long min, unsigned long long max,
+	      unsigned long long *out)
+{
+	unsigned long long v = 0;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		unsigned d;
+
+		if (*s < '0' || *s > '9')
+			return -1;
+		d = (unsigned)(*s - '0');
+		if (v > (~0ULL - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+tw_strcaseeq(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		char ca = *a, cb = *b;
+
+		if (ca >= 'a' && ca <= 'z')
+			ca = (char)(ca - 'a' + 'A');
+		if (cb >= 'a' && cb <= 'z')
+			cb = (char)(cb - 'a' + 'A');
+		if (ca != cb)
+			return 0;
+		if (ca == '\0')
+			return 1;
+	}
+}

@@ -1,0 +1,47 @@
+/*
+ * Small shared helpers: the two ways to die, bounded string copies and
+ * checked number parsing. Pure code, no process state beyond the die hook.
+ */
+#ifndef TW_UTIL_H
+#define TW_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#define TW_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * die(): the peer or the environment failed (a socket closed, a syscall
+ * was refused, a config file is wrong). bug(): an invariant of ours broke.
+ * Both log (through the hook installed by the process role) and exit; they
+ * never return.
+ */
+void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void bug(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* The role installs where fatal messages go (stderr, the log, the IPC). */
+typedef void (*tw_die_hook)(int is_bug, const char *msg);
+void util_set_die_hook(tw_die_hook hook);
+
+/*
+ * Copies src into dst of size dstsz, always NUL-terminating.
+ * Returns 0, or -1 when src did not fit (dst then holds a truncated copy).
+ */
+int tw_strlcpy(char *dst, const char *src, size_t dstsz);
+
+/* snprintf that returns -1 on truncation or error, else the length. */
+int tw_snprintf(char *dst, size_t dstsz, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Parses a whole decimal unsigned number in [min, max]. No sign, no
+ * leading/trailing junk, no empty string. Returns 0 or -1.
+ */
+int tw_parse_uint(const char *s, unsigned long long min, unsigned long long max,
+		  unsigned long long *out);
+
+/* Case-insensitive ASCII compare of a command verb. */
+int tw_strcaseeq(const char *a, const char *b);
+
+#endif

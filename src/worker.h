@@ -1,0 +1,127 @@
+/*
+ * The protocol worker: the only process that parses FTP. It runs
+ * unprivileged and sandboxed; before login as nopriv_user in an empty
+ * chroot, after login as the user.
+ */
+#ifndef TW_WORKER_H
+#define TW_WORKER_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "ipc.h"
+
+struct tw_config;
+
+/* The control line bound (RFC 959 has none; vsftpd uses 4 KiB too). */
+#define CTRL_MAX_LINE 4096
+
+struct ctrl {
+	int fd;
+	int in_transfer;	/* a data transfer is running */
+};
+
+/* Facts the monitor hands to a post-login worker. */
+struct worker_login {
+	char user[IPC_MAX_USER + 1];
+	int anonymous;
+	int chrooted;
+};
+
+struct session {
+	const struct tw_config *cfg;
+	struct ctrl ctrl;
+	int ipc_fd;
+	struct sockaddr_storage peer;	/* control connection's client */
+	struct sockaddr_storage local;	/* control connection's server side */
+
+	int logged_in;
+	int anonymous;
+	int chrooted;
+	char user[IPC_MAX_USER + 1];
+	unsigned login_fails;
+	unsigned unknown_cmds;
+
+	int ascii;			/* TYPE A */
+	int utf8;			/* OPTS UTF8 ON (we always pass bytes through) */
+	unsigned mlst_facts;
+	unsigned long long rest;	/* REST offset for the next RETR/STOR */
+	int have_rnfr;
+	char rnfr[PATH_MAX];
+	int epsv_all;
+
+	int pasv_fd;			/* listening passive socket, or -1 */
+	int port_set;
+	struct sockaddr_storage port_addr;
+};
+
+/* --- worker.c --- */
+void worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
+	__attribute__((noreturn));
+void worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
+			  const struct worker_login *login) __attribute__((noreturn));
+
+/* --- ctrl.c: the control channel --- */
+enum ctrl_read {
+	CTRL_LINE = 0,		/* a line is in the buffer */
+	CTRL_EOF = -1,		/* peer closed or error */
+	CTRL_TIMEOUT = -2,
+	CTRL_TOO_LONG = -3,
+	CTRL_BAD = -4,		/* contains NUL */
+};
+
+void ctrl_init(struct ctrl *c, int fd);
+/*
+ * Reads one command line, never consuming a byte past its LF (so nothing
+ * sent before AUTH TLS can be replayed as if it came over TLS, and a
+ * worker that exits after PASS leaves the rest for the next one). Strips
+ * CRLF and telnet IAC sequences; maps "CR NUL" to CR (RFC 2640).
+ * timeout_s 0 = wait forever.
+ */
+int ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s);
+/*
+ * During a transfer: looks at the next command line without taking it.
+ * Returns CTRL_PEEK_ABOR (and consumes the line) when it is ABOR,
+ * CTRL_PEEK_OTHER for any other complete line (left for later),
+ * CTRL_PEEK_PARTIAL when no full line is there yet, CTRL_PEEK_EOF when
+ * the client closed the control connection.
+ */
+enum ctrl_peek { CTRL_PEEK_ABOR, CTRL_PEEK_OTHER, CTRL_PEEK_PARTIAL, CTRL_PEEK_EOF };
+int ctrl_peek_abor(struct ctrl *c);
+/* One reply line: "CODE text\r\n". All replies go through ctrl_write. */
+void ctrl_reply(struct ctrl *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A line of a multi-line reply: "CODE-text\r\n". */
+void ctrl_reply_cont(struct ctrl *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A raw line (e.g. " text" inside a multi-line reply); CRLF appended. */
+void ctrl_reply_raw(struct ctrl *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Writes all of buf or dies (the client is gone). */
+void ctrl_write(struct ctrl *c, const char *buf, size_t len);
+
+/* --- commands.c --- */
+/* Handles one command line in the post-login (or pre-login) state. */
+void cmd_dispatch(struct session *s, char *line);
+/* Shared by both states. */
+void cmd_feat(struct session *s, const char *arg);
+void cmd_opts(struct session *s, const char *arg);
+void cmd_help(struct session *s, const char *arg);
+
+/* --- data.c: data connections and transfers --- */
+void data_close_pasv(struct session *s);
+void data_cmd_pasv(struct session *s, int extended, const char *arg);
+void data_cmd_port(struct session *s, int extended, const char *arg);
+void data_cmd_retr(struct session *s, const char *path);
+void data_cmd_store(struct session *s, const char *path, int append, int unique);
+void data_cmd_list(struct session *s, const char *arg, int mode);
+
+enum list_mode { LISTMODE_LIST, LISTMODE_NLST, LISTMODE_MLSD };
+
+/* Sends one line to the monitor's log. */
+void worker_log(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

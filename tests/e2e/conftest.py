@@ -1,0 +1,94 @@
+"""Fixtures for the twinftpd end-to-end tests.
+
+Run as root: `pytest-3 tests/e2e` (TWINFTPD defaults to build/twinftpd
+at the top of the repository). Each test gets its own daemon(s) with a
+private world under /tmp; see twhelpers.Server.
+"""
+
+import os
+import signal
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import twhelpers  # noqa: E402
+
+# Per-test bound: a hang fails the test instead of hanging the run.
+TEST_TIMEOUT = int(os.environ.get("TW_E2E_TEST_TIMEOUT", "240"))
+
+
+def pytest_sessionstart(session):
+    problems = []
+    if os.geteuid() != 0:
+        problems.append("the e2e tests must run as root (they start twinftpd with privilege separation)")
+    if not os.access(twhelpers.TWINFTPD, os.X_OK):
+        problems.append("daemon binary not found or not executable: %s (set TWINFTPD)"
+                        % twhelpers.TWINFTPD)
+    for lib in ("libpam_wrapper.so", "libnss_wrapper.so"):
+        if not os.path.exists(os.path.join(twhelpers.LIBDIR, lib)):
+            problems.append("%s missing (apt-get install libpam-wrapper libnss-wrapper)" % lib)
+    if not os.path.exists(twhelpers.PAM_MATRIX):
+        problems.append("pam_matrix.so missing (apt-get install libpam-wrapper)")
+    if problems:
+        # Not a skip: a missing prerequisite is a failure of the run.
+        raise pytest.UsageError("e2e prerequisites: " + "; ".join(problems))
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+
+
+@pytest.fixture(autouse=True)
+def _watchdog(request):
+    marker = request.node.get_closest_marker("timeout")
+    limit = marker.args[0] if marker else TEST_TIMEOUT
+
+    def expired(signum, frame):
+        raise TimeoutError("test exceeded its %ds bound" % limit)
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(limit)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "timeout(seconds): per-test time bound")
+
+
+@pytest.fixture
+def make_server(request):
+    """Factory: make_server(opts={...}, wrappers=True) -> started Server."""
+    servers = []
+
+    def make(opts=None, start=True, **kw):
+        s = twhelpers.Server(opts, **kw)
+        servers.append(s)
+        if start:
+            s.start()
+        return s
+
+    yield make
+    errors = []
+    for s in servers:
+        errs = s.stop()
+        failed = getattr(request.node, "rep_call", None)
+        if errs or (failed is not None and failed.failed):
+            print("\n=== twinftpd %s (port %d) ===\n%s" % (s.base, s.port, s.diagnostics()))
+        errors += errs
+        if os.environ.get("TW_E2E_KEEP") != "1":
+            s.cleanup()
+    if errors:
+        pytest.fail("daemon shutdown: " + "; ".join(errors), pytrace=False)
+
+
+@pytest.fixture
+def server(make_server):
+    """The default daemon: local users chrooted, anonymous read-only, writes on."""
+    return make_server()

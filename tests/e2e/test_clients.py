@@ -1,0 +1,158 @@
+"""Real clients: lftp mirror both ways, curl download/upload/listing."""
+
+import os
+import random
+import shutil
+
+import pytest
+
+from twhelpers import HOST, PASSWORDS, USERS, run, sha256, sha256_file
+
+
+def _make_tree(root, n_files=1000, seed=1234):
+    rnd = random.Random(seed)
+    files = {}
+    dirs = ["d%02d" % i for i in range(10)] + ["d%02d/sub" % i for i in range(0, 10, 3)] + [
+        "with space", "with space/deep er"]
+    for d in dirs:
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    for i in range(n_files):
+        d = dirs[i % len(dirs)]
+        name = "f%04d.dat" % i if i % 50 else "file %04d.dat" % i
+        rel = os.path.join(d, name)
+        data = rnd.randbytes(rnd.randrange(0, 3000))
+        with open(os.path.join(root, rel), "wb") as fh:
+            fh.write(data)
+        files[rel] = sha256(data)
+    return files
+
+
+def _tree_files(root):
+    out = {}
+    for dirpath, _, filenames in os.walk(root):
+        for n in filenames:
+            p = os.path.join(dirpath, n)
+            out[os.path.relpath(p, root)] = sha256_file(p)
+    return out
+
+
+def _lftp(server, script, cwd, timeout=240):
+    home = os.path.join(cwd, ".lftphome")
+    os.makedirs(home, exist_ok=True)
+    pre = ("set ftp:ssl-allow no; set net:max-retries 2; set net:timeout 20; "
+           "set net:reconnect-interval-base 1; set cmd:fail-exit yes; "
+           "set ftp:passive-mode on; set xfer:clobber on; "
+           "open -u alice,%s -p %d %s; " % (PASSWORDS["alice"], server.port, HOST))
+    env = dict(os.environ, HOME=home, LFTP_HOME=home)
+    r = run(["lftp", "-c", pre + script], timeout=timeout, cwd=cwd, env=env)
+    return r
+
+
+@pytest.mark.timeout(300)
+def test_lftp_mirror_1000_files_both_ways(server, tmp_path):
+    src = str(tmp_path / "src")
+    os.mkdir(src)
+    files = _make_tree(src)
+    assert len(files) == 1000
+    r = _lftp(server, "mirror -R --parallel=4 --no-perms src tree", str(tmp_path))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    remote = os.path.join(server.home(), "tree")
+    got = _tree_files(remote)
+    assert got == files
+    for dirpath, dirnames, filenames in os.walk(remote):
+        for n in dirnames + filenames:
+            assert os.lstat(os.path.join(dirpath, n)).st_uid == USERS["alice"]
+    # ... and back down into a fresh directory.
+    r = _lftp(server, "mirror --parallel=4 tree back", str(tmp_path))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert _tree_files(str(tmp_path / "back")) == files
+    shutil.rmtree(src)
+
+
+def test_lftp_basic_commands(server, tmp_path):
+    server.put("hello.txt", b"hello\n")
+    with open(tmp_path / "up.txt", "wb") as fh:
+        fh.write(b"from lftp\n")
+    r = _lftp(server, "ls; put up.txt; mkdir newd; mv up.txt newd/moved.txt; "
+                      "get hello.txt -o got.txt; rm hello.txt; cls -1 newd", str(tmp_path))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert b"hello.txt" in r.stdout and b"moved.txt" in r.stdout
+    assert server.read("newd/moved.txt") == b"from lftp\n"
+    assert (tmp_path / "got.txt").read_bytes() == b"hello\n"
+    assert not os.path.exists(server.path("hello.txt"))
+
+
+def _curl(*args, timeout=60):
+    return run(["curl", "-sS", "--max-time", "50", "--connect-timeout", "10"] + list(args),
+               timeout=timeout)
+
+
+@pytest.mark.parametrize("flags", [[], ["--disable-epsv"], ["-P", HOST],
+                                   ["-P", HOST, "--disable-eprt"]],
+                         ids=["epsv", "pasv", "eprt", "port"])
+def test_curl_download(server, tmp_path, flags):
+    data = os.urandom(5 * 1024 * 1024 + 17)
+    server.put("dl.bin", data)
+    out = str(tmp_path / "dl.bin")
+    r = _curl(*flags, "-o", out, server.url("dl.bin"))
+    assert r.returncode == 0, r.stderr
+    assert sha256_file(out) == sha256(data)
+
+
+@pytest.mark.parametrize("flags", [[], ["-P", HOST]], ids=["passive", "active"])
+def test_curl_upload(server, tmp_path, flags):
+    src = tmp_path / "ul.bin"
+    data = os.urandom(3 * 1024 * 1024 + 5)
+    src.write_bytes(data)
+    r = _curl(*flags, "--ftp-create-dirs", "-T", str(src), server.url("updir/ul.bin"))
+    assert r.returncode == 0, r.stderr
+    assert sha256(server.read("updir/ul.bin")) == sha256(data)
+    assert os.stat(server.path("updir/ul.bin")).st_uid == USERS["alice"]
+
+
+def test_curl_listing(server):
+    server.put("a.txt", b"a")
+    server.put("b c.txt", b"bc")
+    server.mkdir("dir")
+    r = _curl(server.url(""))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert any(l.startswith("-") and l.endswith(" a.txt") for l in lines), lines
+    assert any(l.startswith("-") and l.endswith(" b c.txt") for l in lines), lines
+    assert any(l.startswith("d") and l.endswith(" dir") for l in lines), lines
+    r = _curl("-l", server.url(""))
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.decode().splitlines()) == ["a.txt", "b c.txt", "dir"]
+
+
+def test_curl_anonymous(server, tmp_path):
+    r = _curl(server.url("pub/readme.txt", user="anonymous"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"anonymous readme\n"
+    src = tmp_path / "x"
+    src.write_bytes(b"nope")
+    r = _curl("-T", str(src), server.url("pub/x", user="anonymous"))
+    assert r.returncode != 0
+    assert not os.path.exists(os.path.join(server.anon_root, "pub", "x"))
+
+
+def test_curl_bad_password(server):
+    r = _curl("ftp://alice:wrong@%s:%d/" % (HOST, server.port))
+    assert r.returncode == 67, (r.returncode, r.stderr)     # CURLE_LOGIN_DENIED
+
+
+def test_curl_resume(server, tmp_path):
+    data = os.urandom(2 * 1024 * 1024)
+    server.put("r.bin", data)
+    out = tmp_path / "r.bin"
+    out.write_bytes(data[:700000])
+    r = _curl("-C", "-", "-o", str(out), server.url("r.bin"))
+    assert r.returncode == 0, r.stderr
+    assert sha256(out.read_bytes()) == sha256(data)
+    # Upload resume: -C - asks SIZE and appends the rest.
+    server.put("u.bin", data[:900000])
+    src = tmp_path / "u.bin"
+    src.write_bytes(data)
+    r = _curl("-C", "-", "-T", str(src), server.url("u.bin"))
+    assert r.returncode == 0, r.stderr
+    assert sha256(server.read("u.bin")) == sha256(data)

@@ -1,0 +1,146 @@
+"""Concurrency and connection limits: 20 parallel clients, max_clients, max_per_ip."""
+
+import io
+import os
+import threading
+import time
+
+import pytest
+
+from twhelpers import HOST, OTHER, USERS, Ctrl, code, retr, sha256, stor, wait_until
+
+
+@pytest.mark.timeout(180)
+def test_20_parallel_clients(server):
+    n = 20
+    results = [None] * n
+    barrier = threading.Barrier(n, timeout=60)
+
+    def client(i):
+        try:
+            data = os.urandom(512 * 1024 + i)
+            f = server.ftp("alice" if i % 2 else "bob")
+            f.sendcmd("TYPE I")
+            barrier.wait()      # all twenty sessions are open at once
+            mode = ("pasv", "epsv", "port", "eprt")[i % 4]
+            name = "par-%02d.bin" % i
+            stor(f, "STOR " + name, data, mode)
+            got, _, final = retr(f, "RETR " + name, mode)
+            assert code(final) == 226
+            assert sha256(got) == sha256(data)
+            f.quit()
+            results[i] = ("ok", sha256(data))
+        except BaseException as e:      # report every client's failure
+            results[i] = ("error", repr(e))
+            try:
+                barrier.abort()
+            except Exception:
+                pass
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(150)
+    assert all(not t.is_alive() for t in threads), "clients hung"
+    errors = [(i, r) for i, r in enumerate(results) if r is None or r[0] != "ok"]
+    assert not errors, errors
+    for i, (_, digest) in enumerate(results):
+        user = "alice" if i % 2 else "bob"
+        assert sha256(server.read("par-%02d.bin" % i, user)) == digest
+    server.wait_sessions(0, timeout=15)
+
+
+def _greeting(c):
+    """220, 421 or None (closed) for a fresh connection."""
+    try:
+        return c.reply()[0]
+    except (EOFError, ConnectionResetError):
+        return None
+
+
+def test_max_clients(make_server):
+    s = make_server({"max_clients": 3, "max_per_ip": 0})
+    sessions = []
+    try:
+        for _ in range(3):
+            c = Ctrl(s.port)
+            assert _greeting(c) == 220
+            sessions.append(c)
+        s.wait_sessions(3)
+        extra = Ctrl(s.port)
+        try:
+            cd, lines = extra.reply()
+            assert cd == 421, lines
+            assert extra.closed_within(5)
+        finally:
+            extra.close()
+        # The admitted sessions are unaffected.
+        for c in sessions:
+            c.login("alice", "alice-pw")
+            assert c.cmd("NOOP")[0] == 200
+        assert s.wait_sessions(3)
+        # Once one leaves, a new client gets in.
+        sessions.pop().cmd("QUIT")
+        s.wait_sessions(2)
+        c = Ctrl(s.port)
+        sessions.append(c)
+        assert _greeting(c) == 220
+        c.login("bob", "bob-pw")
+    finally:
+        for c in sessions:
+            c.close()
+
+
+def test_max_per_ip(make_server):
+    s = make_server({"max_clients": 50, "max_per_ip": 2})
+    sessions = []
+    try:
+        for _ in range(2):
+            c = Ctrl(s.port, src=HOST)
+            assert _greeting(c) == 220
+            sessions.append(c)
+        s.wait_sessions(2)
+        extra = Ctrl(s.port, src=HOST)
+        try:
+            cd, lines = extra.reply()
+            assert cd == 421, lines
+            assert extra.closed_within(5)
+        finally:
+            extra.close()
+        # Another client address is not affected.
+        other = []
+        for _ in range(2):
+            c = Ctrl(s.port, src=OTHER)
+            sessions.append(c)
+            assert _greeting(c) == 220
+            c.login("bob", "bob-pw")
+            assert c.cmd("NOOP")[0] == 200
+        for c in sessions[:2]:
+            c.login("alice", "alice-pw")
+            assert c.cmd("PWD")[0] == 257
+        # The login is logged with the client's real address.
+        s.wait_log(r"127\.0\.0\.2")
+    finally:
+        for c in sessions:
+            c.close()
+
+
+def test_listener_survives_session_kill(server):
+    """Invariant 3: the listener survives the death of any session process."""
+    import signal
+    from twhelpers import descendants
+    c = server.ctrl()
+    c.login("alice", "alice-pw")
+    server.wait_sessions(1)
+    for pid, _ in descendants(server.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert c.closed_within(10)
+    c.close()
+    server.wait_sessions(0)
+    assert server.proc.poll() is None
+    f = server.ftp("alice")
+    f.quit()

@@ -1,0 +1,175 @@
+"""Login: good and bad passwords, unknown users, anonymous, limits, logging."""
+
+import ftplib
+import io
+import os
+import time
+
+import pytest
+
+from twhelpers import HOST, USERS, code, pwd_of, rc
+
+
+def test_login_good_password(server):
+    with server.ctrl() as c:
+        assert c.cmd("USER alice")[0] == 331
+        cd, lines = c.cmd("PASS alice-pw")
+        assert cd == 230, lines
+        cd, lines = c.cmd("PWD")
+        assert cd == 257 and lines[0].startswith(b'257 "/"'), lines
+    server.wait_log(r"alice.*%s|%s.*alice" % (HOST, HOST))
+
+
+def test_login_bad_password(server):
+    with server.ctrl() as c:
+        assert c.cmd("USER alice")[0] == 331
+        cd, lines = c.cmd("PASS wrong")
+        assert cd == 530, lines
+        # Still logged out: a command that needs a login is refused.
+        assert c.cmd("PWD")[0] == 530
+        # A second try with the right password works (max_login_fails=3).
+        assert c.cmd("USER alice")[0] == 331
+        assert c.cmd("PASS alice-pw")[0] == 230
+    log = server.wait_log(r"(?i)(fail|denied|incorrect|bad|invalid|refused).*alice|alice.*(fail|denied|incorrect|bad|invalid|refused)")
+    assert log
+
+
+def test_login_unknown_user(server):
+    with server.ctrl() as c:
+        cd, lines = c.cmd("USER nosuchuser")
+        # Unknown users must not be told apart from known ones at USER time.
+        assert cd == 331, lines
+        cd, lines = c.cmd("PASS whatever")
+        assert cd == 530, lines
+        assert c.cmd("NOOP")[0] == 200
+
+
+def test_login_bob_other_user(server):
+    f = server.ftp("bob")
+    try:
+        assert pwd_of(f.sendcmd("PWD")) == "/"
+        f.storbinary("STOR b.txt", io.BytesIO(b"bob"))
+    finally:
+        f.quit()
+    st = os.stat(server.path("b.txt", "bob"))
+    assert st.st_uid == USERS["bob"] and st.st_gid == USERS["bob"]
+
+
+@pytest.mark.parametrize("name", ["anonymous", "ftp"])
+def test_login_anonymous(server, name):
+    with server.ctrl() as c:
+        cd, lines = c.cmd("USER " + name)
+        assert cd == 331, lines
+        cd, lines = c.cmd("PASS e2e@example.org")
+        assert cd == 230, lines
+        cd, lines = c.cmd("PWD")
+        assert lines[0].startswith(b'257 "/"'), lines
+    f = server.ftp("anonymous")
+    try:
+        got = []
+        f.retrbinary("RETR pub/readme.txt", got.append)
+        assert b"".join(got) == b"anonymous readme\n"
+        # Uploads are off for anonymous users by default (anon_upload_enable=NO).
+        cd, resp = rc(f, "MKD newdir")
+        assert cd == 550, resp
+    finally:
+        f.close()
+
+
+def test_anonymous_disabled(make_server):
+    s = make_server({"anonymous_enable": False})
+    with s.ctrl() as c:
+        cd, _ = c.cmd("USER anonymous")
+        if cd == 331:
+            cd, _ = c.cmd("PASS x@y")
+        assert cd == 530
+
+
+def test_local_disabled(make_server):
+    s = make_server({"local_enable": False})
+    with s.ctrl() as c:
+        cd, _ = c.cmd("USER alice")
+        if cd == 331:
+            cd, _ = c.cmd("PASS alice-pw")
+        assert cd == 530
+
+
+def test_max_login_fails_closes(make_server):
+    s = make_server({"max_login_fails": 2})
+    c = s.ctrl()
+    try:
+        assert c.cmd("USER alice")[0] == 331
+        assert c.cmd("PASS bad1")[0] == 530
+        assert c.cmd("USER alice")[0] == 331
+        c.send("PASS bad2\r\n")
+        try:
+            cd, lines = c.reply()
+            assert cd in (530, 421), lines
+        except EOFError:
+            pass
+        assert c.closed_within(10), "session not closed after max_login_fails"
+    finally:
+        c.close()
+    s.wait_sessions(0)
+
+
+def test_delay_failed_login(make_server):
+    s = make_server({"delay_failed_login": 1})
+    with s.ctrl() as c:
+        assert c.cmd("USER alice")[0] == 331
+        t0 = time.monotonic()
+        assert c.cmd("PASS bad")[0] == 530
+        assert time.monotonic() - t0 >= 0.9
+
+
+def test_pass_without_user(server):
+    with server.ctrl() as c:
+        cd, lines = c.cmd("PASS alice-pw")
+        assert cd in (503, 530), lines
+        assert c.cmd("PWD")[0] == 530
+
+
+def test_acct_502(server):
+    with server.ctrl() as c:
+        assert c.cmd("ACCT foo")[0] == 502
+        c.login("alice", "alice-pw")
+        assert c.cmd("ACCT foo")[0] == 502
+
+
+def test_userlist_deny(make_server):
+    def prep(s):
+        p = s.etc + "/user_list"
+        with open(p, "w") as f:
+            f.write("bob\n")
+        s.opts.update({"userlist_enable": True, "userlist_deny": True, "userlist_file": p})
+    s = make_server(prepare=prep)
+    with s.ctrl() as c:
+        cd, _ = c.cmd("USER bob")
+        if cd == 331:
+            cd, _ = c.cmd("PASS bob-pw")
+        assert cd == 530
+    f = s.ftp("alice")
+    f.quit()
+
+
+def test_quit(server):
+    with server.ctrl() as c:
+        c.login("alice", "alice-pw")
+        cd, lines = c.cmd("QUIT")
+        assert cd == 221, lines
+        assert c.closed_within(5)
+    server.wait_sessions(0)
+
+
+def test_quit_before_login(server):
+    with server.ctrl() as c:
+        assert c.cmd("QUIT")[0] == 221
+        assert c.closed_within(5)
+
+
+def test_ftplib_login_roundtrip(server):
+    f = ftplib.FTP()
+    f.connect(HOST, server.port, timeout=10)
+    assert code(f.getwelcome()) == 220
+    assert code(f.login("alice", "alice-pw")) == 230
+    assert code(f.quit()) == 221

@@ -1,0 +1,108 @@
+"""Real PAM (pam_unix) and real NSS with a user made by useradd, no wrappers."""
+
+import os
+import secrets
+import subprocess
+
+import pytest
+
+from twhelpers import proc_ids, proc_link, rc, retr, stor, wait_until, children
+
+
+@pytest.fixture
+def real_user(tmp_path_factory):
+    name = "twe2e" + secrets.token_hex(3)
+    password = "Pw-" + secrets.token_hex(6)
+    service = "twe2e-unix-" + secrets.token_hex(3)
+    pam_file = "/etc/pam.d/" + service
+    home = None
+    created = False
+    try:
+        base = "/tmp/twe2e-unix-" + secrets.token_hex(3)
+        os.mkdir(base, 0o755)
+        home = os.path.join(base, name)
+        r = subprocess.run(["useradd", "-M", "-d", home, "-s", "/bin/sh", "-U", name],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        assert r.returncode == 0, r.stderr
+        created = True
+        r = subprocess.run(["chpasswd", "-c", "SHA512", "-s", "1000"],
+                           input=("%s:%s\n" % (name, password)).encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        if r.returncode != 0:   # older chpasswd without -s
+            r = subprocess.run(["chpasswd", "-c", "SHA512"],
+                               input=("%s:%s\n" % (name, password)).encode(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        assert r.returncode == 0, r.stderr
+        import pwd
+        pw = pwd.getpwnam(name)
+        os.mkdir(home, 0o755)
+        os.chown(home, pw.pw_uid, pw.pw_gid)
+        with open(pam_file, "w") as f:
+            f.write("auth required pam_unix.so\naccount required pam_unix.so\n")
+        yield {"name": name, "password": password, "service": service, "home": home,
+               "uid": pw.pw_uid, "gid": pw.pw_gid, "base": base}
+    finally:
+        if os.path.exists(pam_file):
+            os.unlink(pam_file)
+        if created:
+            subprocess.run(["userdel", "-f", name], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=30)
+        if home:
+            subprocess.run(["rm", "-rf", "--one-file-system", os.path.dirname(home)],
+                           timeout=30)
+
+
+@pytest.fixture
+def unix_server(make_server, real_user):
+    return make_server({
+        "pam_service_name": real_user["service"],
+        "nopriv_user": "nobody",
+        "anonymous_enable": False,
+    }, wrappers=False), real_user
+
+
+def test_pam_unix_login_and_transfer(unix_server):
+    s, u = unix_server
+    with s.ctrl() as c:
+        assert c.cmd("USER " + u["name"])[0] == 331
+        cd, lines = c.cmd("PASS " + u["password"])
+        assert cd == 230, lines
+        cd, lines = c.cmd("PWD")
+        assert lines[0].startswith(b'257 "/"'), lines
+
+        def worker():
+            for m in s.sessions():
+                for k in children(m):
+                    if proc_ids(k, "Uid") == [u["uid"]] * 4:
+                        return k
+        w = wait_until(worker, 10, what="worker running as the real user")
+        assert proc_ids(w, "Gid") == [u["gid"]] * 4
+        assert proc_link(w, "root") == u["home"]
+    f = s.ftp(u["name"], u["password"])
+    stor(f, "STOR real.txt", b"real pam\n")
+    data, _, _ = retr(f, "RETR real.txt")
+    assert data == b"real pam\n"
+    st = os.stat(os.path.join(u["home"], "real.txt"))
+    assert st.st_uid == u["uid"] and st.st_gid == u["gid"]
+    f.close()
+    s.wait_log(u["name"])
+
+
+def test_pam_unix_bad_password(unix_server):
+    s, u = unix_server
+    with s.ctrl() as c:
+        assert c.cmd("USER " + u["name"])[0] == 331
+        assert c.cmd("PASS wrong-" + u["password"])[0] == 530
+        assert c.cmd("USER " + u["name"])[0] == 331
+        assert c.cmd("PASS " + u["password"])[0] == 230
+
+
+def test_pam_unix_root_and_system_users_refused(unix_server):
+    """root has no password here; system accounts without one cannot log in."""
+    s, u = unix_server
+    for user in ("root", "nobody", "daemon"):
+        with s.ctrl() as c:
+            cd, _ = c.cmd("USER " + user)
+            if cd == 331:
+                cd, _ = c.cmd("PASS x")
+            assert cd == 530, user

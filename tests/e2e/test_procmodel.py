@@ -1,0 +1,171 @@
+"""The process model, read from /proc: listener -> monitor (root) -> worker (user)."""
+
+import os
+
+import pytest
+
+from twhelpers import (SHARED_GID, USERS, children, proc_groups, proc_ids, proc_link,
+                       proc_status, wait_until)
+
+
+def _session(server, want_uid, timeout=10):
+    """Wait for one monitor whose only live child runs as want_uid; return (monitor, worker)."""
+    def probe():
+        mons = server.sessions()
+        if len(mons) != 1:
+            return None
+        kids = children(mons[0])
+        if len(kids) != 1:
+            return None
+        ids = proc_ids(kids[0], "Uid")
+        if ids is None or ids != [want_uid] * 4:
+            return None
+        return mons[0], kids[0]
+    return wait_until(probe, timeout, what="session with one worker of uid %d (tree: %s)"
+                      % (want_uid, _tree(server)))
+
+
+def _tree(server):
+    out = []
+    for m in server.sessions():
+        out.append((m, proc_ids(m, "Uid"), [(k, proc_ids(k, "Uid")) for k in children(m)]))
+    return out
+
+
+def _all_session_procs(monitor):
+    out, frontier = [], [monitor]
+    while frontier:
+        p = frontier.pop()
+        out.append(p)
+        frontier += children(p)
+    return out
+
+
+def _assert_root(pid):
+    assert proc_ids(pid, "Uid") == [0, 0, 0, 0], proc_status(pid)
+
+
+def _assert_unprivileged(pid, uid, gid):
+    st = proc_status(pid)
+    assert proc_ids(pid, "Uid") == [uid] * 4, st
+    assert proc_ids(pid, "Gid") == [gid] * 4, st
+    assert int(st["CapEff"], 16) == 0 and int(st["CapPrm"], 16) == 0, st
+    assert 0 not in proc_groups(pid), st
+
+
+def test_prelogin_worker_is_nopriv_in_secure_chroot(server):
+    with server.ctrl() as c:
+        mon, worker = _session(server, USERS["twnopriv"])
+        _assert_root(mon)
+        _assert_unprivileged(worker, USERS["twnopriv"], USERS["twnopriv"])
+        assert proc_link(worker, "root") == server.empty
+        assert proc_groups(worker) in ([], [USERS["twnopriv"]])
+        # The listener and the monitor never run as anything but root.
+        _assert_root(server.pid)
+        # Still the same after USER (no login yet).
+        assert c.cmd("USER alice")[0] == 331
+        assert _session(server, USERS["twnopriv"]) == (mon, worker)
+
+
+def test_postlogin_worker_is_user_in_chroot(server):
+    with server.ctrl() as c:
+        mon0, prelogin = _session(server, USERS["twnopriv"])
+        c.login("alice", "alice-pw")
+        mon, worker = _session(server, USERS["alice"])
+        assert mon == mon0
+        assert worker != prelogin
+        wait_until(lambda: proc_ids(prelogin, "Uid") is None or
+                   proc_status(prelogin)["State"].startswith("Z"),
+                   5, what="pre-login worker to exit")
+        _assert_root(mon)
+        _assert_unprivileged(worker, USERS["alice"], USERS["alice"])
+        # Supplementary groups from the group file.
+        assert SHARED_GID in proc_groups(worker), proc_status(worker)
+        assert proc_link(worker, "root") == server.home("alice")
+        # Only the monitor is root among the session's processes.
+        procs = _all_session_procs(mon)
+        roots = [p for p in procs if 0 in (proc_ids(p, "Uid") or [1])]
+        assert roots == [mon], [(p, proc_ids(p, "Uid")) for p in procs]
+        # The worker still serves: it is the process holding the session.
+        assert c.cmd("NOOP")[0] == 200
+
+
+def test_postlogin_worker_during_transfer(server):
+    """Data connections are served by the user's worker, not by root."""
+    import ftplib
+    from twhelpers import open_data
+    with open(server.path("huge.bin"), "wb") as fh:
+        fh.truncate(64 << 20)
+    os.chown(server.path("huge.bin"), USERS["alice"], USERS["alice"])
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    conn, _ = open_data(f, "RETR huge.bin")
+    conn.recv(1000)
+    mon = server.sessions()[0]
+    procs = _all_session_procs(mon)
+    roots = [p for p in procs if 0 in (proc_ids(p, "Uid") or [1])]
+    assert roots == [mon]
+    conn.close()
+    f.close()
+
+
+def test_anonymous_worker(server):
+    with server.ctrl() as c:
+        c.login("anonymous", "x@example.org")
+        mon, worker = _session(server, USERS["twftp"])
+        _assert_root(mon)
+        _assert_unprivileged(worker, USERS["twftp"], USERS["twftp"])
+        assert proc_link(worker, "root") == server.anon_root
+
+
+def test_unchrooted_local_user(make_server):
+    s = make_server({"chroot_local_user": False})
+    with s.ctrl() as c:
+        c.login("alice", "alice-pw")
+        mon, worker = _session(s, USERS["alice"])
+        _assert_unprivileged(worker, USERS["alice"], USERS["alice"])
+        assert proc_link(worker, "root") == "/"
+        assert proc_link(worker, "cwd") == s.home("alice")
+        cd, lines = c.cmd("PWD")
+        assert lines[0].startswith(b'257 "' + s.home("alice").encode() + b'"'), lines
+
+
+def test_local_root(make_server):
+    def prep(s):
+        d = os.path.join(s.base, "lroot")
+        os.mkdir(d, 0o755)
+        with open(os.path.join(d, "marker.txt"), "w") as fh:
+            fh.write("lroot")
+        s.opts["local_root"] = d
+        s.lroot = d
+    s = make_server(prepare=prep)
+    with s.ctrl() as c:
+        c.login("alice", "alice-pw")
+        mon, worker = _session(s, USERS["alice"])
+        assert proc_link(worker, "root") == s.lroot
+    f = s.ftp("alice")
+    assert f.nlst() == ["marker.txt"]
+    f.close()
+
+
+def test_sessions_are_separate_processes(server):
+    """Two users at once: two monitors, each with its own worker of its own uid."""
+    a = server.ctrl()
+    b = server.ctrl()
+    try:
+        a.login("alice", "alice-pw")
+        b.login("bob", "bob-pw")
+
+        def probe():
+            mons = server.sessions()
+            if len(mons) != 2:
+                return None
+            uids = sorted(tuple(proc_ids(k, "Uid") or []) for m in mons for k in children(m))
+            want = sorted([tuple([USERS["alice"]] * 4), tuple([USERS["bob"]] * 4)])
+            return uids == want
+        wait_until(probe, 10, what="two sessions (tree: %s)" % _tree(server))
+        for m in server.sessions():
+            _assert_root(m)
+    finally:
+        a.close()
+        b.close()

@@ -1,0 +1,329 @@
+"""The data path: big binary round trip, ASCII conversion, resume, ABOR, timeouts."""
+
+import hashlib
+import io
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from twhelpers import (HOST, code, open_data, rc, retr, sha256, sha256_file, stor,
+                       write_random)
+
+MB = 1 << 20
+
+
+@pytest.mark.timeout(200)
+def test_100mb_binary_round_trip(server, tmp_path):
+    src = str(tmp_path / "big.bin")
+    digest = write_random(src, 100 * MB)
+    f = server.ftp("alice")
+    try:
+        with open(src, "rb") as fh:
+            resp = f.storbinary("STOR big.bin", fh, blocksize=MB)
+        assert code(resp) == 226, resp
+        assert os.path.getsize(server.path("big.bin")) == 100 * MB
+        assert sha256_file(server.path("big.bin")) == digest
+        assert f.sendcmd("SIZE big.bin") == "213 %d" % (100 * MB)
+        h = hashlib.sha256()
+        n = [0]
+
+        def take(b):
+            h.update(b)
+            n[0] += len(b)
+        resp = f.retrbinary("RETR big.bin", take, blocksize=MB)
+        assert code(resp) == 226, resp
+        assert n[0] == 100 * MB
+        assert h.hexdigest() == digest
+    finally:
+        f.close()
+        os.unlink(src)
+    # One log line per transfer.
+    server.wait_log(r"big\.bin")
+    assert server.log_text().count("big.bin") >= 2, server.log_text()
+
+
+def test_round_trip_without_sendfile(make_server):
+    s = make_server({"use_sendfile": False})
+    data = os.urandom(8 * MB + 12345)
+    f = s.ftp("alice")
+    f.sendcmd("TYPE I")
+    stor(f, "STOR x.bin", data)
+    assert sha256(s.read("x.bin")) == sha256(data)
+    got, _, _ = retr(f, "RETR x.bin")
+    assert sha256(got) == sha256(data)
+    f.close()
+
+
+# ------------------------------------------------------------- ASCII
+
+@pytest.fixture
+def ascii_server(make_server):
+    return make_server({"ascii_upload_enable": True, "ascii_download_enable": True})
+
+
+def test_ascii_upload_converts(ascii_server):
+    s = ascii_server
+    f = s.ftp("alice")
+    f.sendcmd("TYPE A")
+    stor(f, "STOR up.txt", b"a\r\nb\r\n")
+    assert s.read("up.txt") == b"a\nb\n"
+    f.close()
+
+
+def test_ascii_download_converts(ascii_server):
+    s = ascii_server
+    s.put("down.txt", b"a\nb\n")
+    f = s.ftp("alice")
+    f.sendcmd("TYPE A")
+    data, _, final = retr(f, "RETR down.txt")
+    assert data == b"a\r\nb\r\n" and code(final) == 226
+    # SIZE reports the size on disk, whatever the type.
+    assert f.sendcmd("SIZE down.txt") == "213 4"
+    # Binary mode leaves the bytes alone.
+    f.sendcmd("TYPE I")
+    data, _, _ = retr(f, "RETR down.txt")
+    assert data == b"a\nb\n"
+    f.close()
+
+
+def test_ascii_large_both_ways(ascii_server):
+    """Many lines, so CRLF pairs straddle every internal buffer boundary."""
+    s = ascii_server
+    lines = [b"line %07d %s" % (i, b"x" * (i % 97)) for i in range(40000)]
+    unix = b"\n".join(lines) + b"\n"
+    dos = b"\r\n".join(lines) + b"\r\n"
+    f = s.ftp("alice")
+    f.sendcmd("TYPE A")
+    stor(f, "STOR big.txt", dos)
+    assert sha256(s.read("big.txt")) == sha256(unix)
+    data, _, _ = retr(f, "RETR big.txt")
+    assert sha256(data) == sha256(dos)
+    f.close()
+
+
+def test_ascii_conversion_off_by_default(server):
+    f = server.ftp("alice")
+    f.sendcmd("TYPE A")
+    stor(f, "STOR raw.txt", b"a\r\nb\r\n")
+    assert server.read("raw.txt") == b"a\r\nb\r\n"
+    server.put("lf.txt", b"a\nb\n")
+    data, _, _ = retr(f, "RETR lf.txt")
+    assert data == b"a\nb\n"
+    f.close()
+
+
+def test_ascii_rest_refused(ascii_server):
+    s = ascii_server
+    s.put("t.txt", b"0123456789\n" * 10)
+    f = s.ftp("alice")
+    f.sendcmd("TYPE A")
+    cd, resp = rc(f, "REST 5")
+    if cd == 350:
+        # Accepted at REST time: the transfer itself must then be refused.
+        rc(f, "PASV")
+        cd, resp = rc(f, "RETR t.txt")
+        assert cd // 100 in (4, 5), resp
+    else:
+        assert cd // 100 in (4, 5), resp
+    assert rc(f, "NOOP")[0] == 200
+    f.close()
+
+
+# ------------------------------------------------------------- resume
+
+def test_resume_download(server):
+    data = os.urandom(3 * MB + 777)
+    server.put("r.bin", data)
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    # A client that got the first part earlier asks for the rest.
+    for off in (0, 1, 1234567, len(data) - 1, len(data)):
+        got, _, final = retr(f, "RETR r.bin", rest=off)
+        assert code(final) == 226
+        assert sha256(data[:off] + got) == sha256(data), off
+    # The same through ftplib's own rest argument.
+    parts = []
+    f.retrbinary("RETR r.bin", parts.append, rest=2 * MB)
+    assert b"".join(parts) == data[2 * MB:]
+    f.close()
+
+
+def test_resume_upload(server):
+    data = os.urandom(3 * MB + 555)
+    cut = 1234567
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    stor(f, "STOR u.bin", data[:cut])
+    assert server.read("u.bin") == data[:cut]
+    pre, final = stor(f, "STOR u.bin", data[cut:], rest=cut)
+    assert code(final) == 226
+    assert sha256(server.read("u.bin")) == sha256(data)
+    # REST 0 + STOR overwrites from the start (and truncates).
+    stor(f, "STOR u.bin", b"tiny", rest=0)
+    assert server.read("u.bin")[:4] == b"tiny"
+    f.close()
+
+
+def test_resume_upload_into_middle(server):
+    """REST+STOR in the middle keeps the head, replaces from the offset on."""
+    head = b"H" * 1000
+    server.put("m.bin", head + b"old-tail")
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    stor(f, "STOR m.bin", b"new", rest=1000)
+    got = server.read("m.bin")
+    assert got[:1003] == head + b"new"
+    f.close()
+
+
+# ------------------------------------------------------------- ABOR
+
+class SlowReader(threading.Thread):
+    """Drains a data socket slowly so that a big transfer is still running."""
+
+    def __init__(self, conn):
+        super().__init__(daemon=True)
+        self.conn = conn
+        self.total = 0
+        self.eof = threading.Event()
+
+    def run(self):
+        try:
+            while True:
+                b = self.conn.recv(32768)
+                if not b:
+                    break
+                self.total += len(b)
+                time.sleep(0.01)
+        except OSError:
+            pass
+        self.eof.set()
+
+
+@pytest.mark.parametrize("style", ["plain", "telnet-sync"])
+def test_abor_mid_retr(server, style):
+    size = 512 * MB
+    big = server.path("huge.bin")
+    with open(big, "wb") as fh:
+        fh.truncate(size)
+    server.put("small.txt", b"still here\n")
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    conn, pre = open_data(f, "RETR huge.bin")
+    reader = SlowReader(conn)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 10
+        while reader.total < MB and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert reader.total >= MB, "transfer did not start"
+        if style == "plain":
+            f.sock.sendall(b"ABOR\r\n")
+        else:
+            # RFC 959 4.1.3 / BSD ftp: Telnet IP, then Synch (urgent IAC + DM).
+            f.sock.sendall(b"\xff\xf4\xff", socket.MSG_OOB)
+            f.sock.sendall(b"\xf2ABOR\r\n")
+        codes = []
+        while not codes or codes[-1] not in (225, 226):
+            resp = f.getmultiline()
+            codes.append(code(resp))
+            assert len(codes) <= 3, codes
+        assert codes in ([426, 226], [426, 225], [225], [226]), codes
+        assert reader.eof.wait(10), "data connection not closed after ABOR"
+        assert reader.total < size, "transfer completed; nothing was aborted"
+    finally:
+        conn.close()
+    # The session keeps working.
+    assert rc(f, "NOOP")[0] == 200
+    data, _, final = retr(f, "RETR small.txt")
+    assert data == b"still here\n" and code(final) == 226
+    data, _, _ = retr(f, "RETR huge.bin", rest=size - 10)
+    assert data == b"\0" * 10
+    f.close()
+
+
+def test_abor_after_client_closed_data(server):
+    """The client drops the data connection, then sends ABOR: clean replies."""
+    big = server.path("huge.bin")
+    with open(big, "wb") as fh:
+        fh.truncate(256 * MB)
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    conn, _ = open_data(f, "RETR huge.bin")
+    conn.recv(65536)
+    conn.close()
+    f.sock.sendall(b"ABOR\r\n")
+    codes = []
+    while not codes or codes[-1] not in (225, 226):
+        codes.append(code(f.getmultiline()))
+        assert len(codes) <= 3, codes
+    assert set(codes) <= {426, 451, 225, 226}, codes
+    assert rc(f, "NOOP")[0] == 200
+    f.close()
+
+
+# ------------------------------------------------------------- timeouts
+
+def test_idle_session_timeout(make_server):
+    s = make_server({"idle_session_timeout": 2})
+    with s.ctrl() as c:
+        c.login("alice", "alice-pw")
+        t0 = time.monotonic()
+        assert c.closed_within(12), "idle session not closed"
+        assert time.monotonic() - t0 >= 1.5
+        # A 421 before the close, if anything.
+        assert c.buf == b"" or c.buf.startswith(b"421"), c.buf
+    s.wait_sessions(0)
+
+
+def test_accept_timeout(make_server):
+    s = make_server({"accept_timeout": 2})
+    s.put("x.txt", b"x")
+    f = s.ftp("alice")
+    assert rc(f, "PASV")[0] == 227
+    f.sock.sendall(b"RETR x.txt\r\n")
+    cd = code(f.getmultiline())
+    if cd in (125, 150):
+        cd = code(f.getmultiline())
+    assert cd in (421, 425, 426), cd
+    f.close()
+
+
+def test_stalled_transfer_timeout(make_server):
+    s = make_server({"data_connection_timeout": 2})
+    with open(s.path("huge.bin"), "wb") as fh:
+        fh.truncate(256 * MB)
+    f = s.ftp("alice")
+    f.sendcmd("TYPE I")
+    conn, _ = open_data(f, "RETR huge.bin")
+    try:
+        conn.recv(1000)       # then stall: never read again
+        f.sock.settimeout(20)
+        try:
+            cd = code(f.getmultiline())
+            assert cd in (421, 426), cd
+        except EOFError:
+            pass
+    finally:
+        conn.close()
+        f.close()
+
+
+def test_port_to_closed_port(server):
+    server.put("x.txt", b"x")
+    f = server.ftp("alice")
+    s = socket.socket()
+    s.bind((HOST, 0))
+    port = s.getsockname()[1]
+    s.close()   # nothing listens there now
+    assert f.sendport(HOST, port).startswith("200")
+    f.sock.sendall(b"RETR x.txt\r\n")
+    cd = code(f.getmultiline())
+    if cd in (125, 150):
+        cd = code(f.getmultiline())
+    assert cd == 425, cd
+    assert rc(f, "NOOP")[0] == 200
+    f.close()

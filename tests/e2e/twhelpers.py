@@ -1,0 +1,792 @@
+"""Helpers for the twinftpd end-to-end tests.
+
+A Server is one running daemon with its own hermetic world: fake users
+through nss_wrapper, passwords through pam_wrapper/pam_matrix, homes,
+an anonymous root, an empty secure_chroot_dir, a log file and a config
+file, all under one temporary directory. The daemon runs as root in the
+foreground; stop() sends SIGTERM and checks that no session process of
+it survives.
+
+Every wait here is bounded: a hanging daemon fails a test, it never
+hangs the suite.
+"""
+
+import ftplib
+import hashlib
+import os
+import random
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+TWINFTPD = os.environ.get("TWINFTPD") or os.path.join(REPO, "build", "twinftpd")
+
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+PAM_MATRIX = os.path.join(LIBDIR, "pam_wrapper", "pam_matrix.so")
+PRELOAD = "libpam_wrapper.so libnss_wrapper.so"
+
+HOST = "127.0.0.1"
+OTHER = "127.0.0.2"      # a second loopback address: "another host"
+TIMEOUT = 15             # default socket timeout, seconds
+
+# Fake users. uid == gid for each; alice is also in twshared.
+USERS = {
+    "twnopriv": 60100,
+    "twftp": 60101,
+    "alice": 60102,
+    "bob": 60103,
+}
+SHARED_GID = 60110
+PASSWORDS = {"alice": "alice-pw", "bob": "bob-pw"}
+
+
+# ---------------------------------------------------------------- /proc
+
+def proc_stat(pid):
+    """(ppid, state, starttime) of pid, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            s = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    rest = s[s.rindex(")") + 2:].split()
+    return int(rest[1]), rest[0], int(rest[19])
+
+
+def proc_status(pid):
+    """Dict of /proc/PID/status lines, or None when gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            lines = f.read().splitlines()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    out = {}
+    for line in lines:
+        k, _, v = line.partition(":")
+        out[k] = v.strip()
+    return out
+
+
+def proc_ids(pid, key):
+    """The four ids of the Uid: or Gid: line, as ints."""
+    st = proc_status(pid)
+    if st is None:
+        return None
+    return [int(x) for x in st[key].split()]
+
+
+def proc_groups(pid):
+    st = proc_status(pid)
+    return [int(x) for x in st.get("Groups", "").split()]
+
+
+def proc_link(pid, what):
+    try:
+        return os.readlink("/proc/%d/%s" % (pid, what))
+    except OSError:
+        return None
+
+
+def all_pids():
+    return [int(d) for d in os.listdir("/proc") if d.isdigit()]
+
+
+def children(pid):
+    """Live (non-zombie) children of pid."""
+    out = []
+    for p in all_pids():
+        st = proc_stat(p)
+        if st and st[0] == pid and st[1] != "Z":
+            out.append(p)
+    return sorted(out)
+
+
+def descendants(pid):
+    """Live descendants of pid: list of (pid, starttime)."""
+    table = {}
+    for p in all_pids():
+        st = proc_stat(p)
+        if st and st[1] != "Z":
+            table[p] = st
+    out = []
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for p, st in table.items():
+            if st[0] == parent:
+                out.append((p, st[2]))
+                frontier.append(p)
+    return out
+
+
+def alive(pid, starttime):
+    st = proc_stat(pid)
+    return st is not None and st[2] == starttime and st[1] != "Z"
+
+
+def wait_until(pred, timeout=10.0, step=0.05, what="condition"):
+    """Poll pred() until it is true; return its value or raise."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
+        time.sleep(step)
+
+
+# ---------------------------------------------------------------- ports
+
+def _bindable(port, host=HOST):
+    s = socket.socket()
+    try:
+        s.bind((host, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _listening_ports():
+    ports = set()
+    for fn in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(fn) as f:
+                next(f)
+                for line in f:
+                    parts = line.split()
+                    ports.add(int(parts[1].rsplit(":", 1)[1], 16))
+        except FileNotFoundError:
+            pass
+    return ports
+
+
+def free_ports(n):
+    """n consecutive free ports below the kernel's ephemeral range."""
+    used = _listening_ports()
+    for _ in range(500):
+        base = random.randrange(10000, 32000 - n)
+        rng = range(base, base + n)
+        if any(p in used for p in rng):
+            continue
+        if all(_bindable(p) for p in rng):
+            return list(rng)
+    raise AssertionError("no free port range found")
+
+
+def port_listening(port, host=HOST):
+    """True when some socket listens on host:port (read from /proc, no connect)."""
+    want = "%08X:%04X" % (int.from_bytes(socket.inet_aton(host), "little"), port)
+    anyaddr = "00000000:%04X" % port
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            parts = line.split()
+            if parts[3] == "0A" and parts[1] in (want, anyaddr):
+                return True
+    return False
+
+
+# ---------------------------------------------------------------- data
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(1 << 20)
+            if not b:
+                break
+            h.update(b)
+    return h.hexdigest()
+
+
+def write_random(path, size, chunk=1 << 20):
+    """Write size random bytes to path; return their sha256."""
+    h = hashlib.sha256()
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            b = os.urandom(min(chunk, left))
+            h.update(b)
+            f.write(b)
+            left -= len(b)
+    return h.hexdigest()
+
+
+def tree_snapshot(root):
+    """{relpath: (type, mode, size, mtime_ns, sha)} of a tree, symlinks not followed."""
+    snap = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            rel = os.path.relpath(p, root)
+            if os.path.islink(p):
+                snap[rel] = ("l", os.readlink(p))
+            elif os.path.isdir(p):
+                snap[rel] = ("d", st.st_mode, st.st_mtime_ns, st.st_uid)
+            else:
+                snap[rel] = ("f", st.st_mode, st.st_size, st.st_mtime_ns, st.st_uid,
+                             sha256_file(p))
+    return snap
+
+
+# ---------------------------------------------------------------- FTP
+
+def code(resp):
+    return int(resp[:3])
+
+
+def rc(ftp, line):
+    """Send one command over ftplib; return (code, full reply text) without raising."""
+    ftp.putcmd(line)
+    resp = ftp.getmultiline()
+    return code(resp), resp
+
+
+def open_data(ftp, cmd, mode="pasv", rest=None):
+    """Open a data connection in the given mode and start cmd.
+
+    Returns (data socket, preliminary reply). mode: pasv, epsv, port, eprt.
+    """
+    listener = None
+    conn = None
+    if mode == "pasv":
+        resp = ftp.sendcmd("PASV")
+        assert resp.startswith("227"), resp
+        _, port = ftplib.parse227(resp)
+        conn = socket.create_connection((HOST, port), TIMEOUT)
+    elif mode == "epsv":
+        resp = ftp.sendcmd("EPSV")
+        assert resp.startswith("229"), resp
+        _, port = ftplib.parse229(resp, ftp.sock.getpeername())
+        conn = socket.create_connection((HOST, port), TIMEOUT)
+    elif mode in ("port", "eprt"):
+        listener = socket.create_server((HOST, 0))
+        listener.settimeout(TIMEOUT)
+        p = listener.getsockname()[1]
+        if mode == "port":
+            resp = ftp.sendport(HOST, p)
+        else:
+            resp = ftp.sendeprt(HOST, p)
+        assert resp.startswith("200"), resp
+    else:
+        raise ValueError(mode)
+    try:
+        if rest is not None:
+            resp = ftp.sendcmd("REST %d" % rest)
+            assert resp.startswith("350"), resp
+        resp = ftp.sendcmd(cmd)
+        if resp[0] == "2":
+            resp = ftp.getresp()
+        if resp[0] != "1":
+            raise ftplib.error_reply(resp)
+        if listener is not None:
+            conn, _ = listener.accept()
+        conn.settimeout(TIMEOUT)
+        return conn, resp
+    except BaseException:
+        if conn is not None:
+            conn.close()
+        raise
+    finally:
+        if listener is not None:
+            listener.close()
+
+
+def recv_all(conn):
+    chunks = []
+    while True:
+        b = conn.recv(1 << 16)
+        if not b:
+            break
+        chunks.append(b)
+    return b"".join(chunks)
+
+
+def retr(ftp, cmd, mode="pasv", rest=None):
+    """Run a download command (RETR x, LIST, NLST, MLSD); return (data, 1xx, 2xx)."""
+    conn, pre = open_data(ftp, cmd, mode, rest)
+    try:
+        data = recv_all(conn)
+    finally:
+        conn.close()
+    final = ftp.voidresp()
+    return data, pre, final
+
+
+def stor(ftp, cmd, data, mode="pasv", rest=None):
+    """Run an upload command (STOR x, APPE x, STOU); return (1xx, 2xx)."""
+    conn, pre = open_data(ftp, cmd, mode, rest)
+    try:
+        conn.sendall(data)
+    finally:
+        conn.close()
+    final = ftp.voidresp()
+    return pre, final
+
+
+def pwd_of(resp):
+    """The path of a 257 reply, with RFC 959 "" unquoting."""
+    m = re.match(r'257 "((?:[^"]|"")*)"', resp)
+    assert m, "not a 257 reply with a quoted path: %r" % resp
+    return m.group(1).replace('""', '"')
+
+
+def parse_mlsx(line):
+    """'fact=v;fact=v; name' -> (facts dict with lower-case keys, name)."""
+    facts_s, _, name = line.partition(" ")
+    facts = {}
+    for f in facts_s.split(";"):
+        if f:
+            k, _, v = f.partition("=")
+            facts[k.lower()] = v
+    return facts, name
+
+
+class Ctrl:
+    """A raw control connection: bytes in, (code, lines) out."""
+
+    def __init__(self, port, host=HOST, src=None, timeout=TIMEOUT):
+        self.sock = socket.create_connection(
+            (host, port), timeout, source_address=(src, 0) if src else None)
+        self.buf = b""
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+    def send(self, data):
+        if isinstance(data, str):
+            data = data.encode()
+        self.sock.sendall(data)
+
+    def readline(self):
+        """One line without CRLF, or None at EOF (or reset)."""
+        while b"\n" not in self.buf:
+            try:
+                b = self.sock.recv(65536)
+            except ConnectionResetError:
+                b = b""
+            if not b:
+                if self.buf:
+                    line, self.buf = self.buf, b""
+                    return line
+                return None
+            self.buf += b
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line.rstrip(b"\r")
+
+    def reply(self):
+        """(code, [lines]) of the next reply; raises EOFError at EOF."""
+        first = self.readline()
+        if first is None:
+            raise EOFError("connection closed")
+        lines = [first]
+        if len(first) >= 4 and first[3:4] == b"-":
+            end = first[:3] + b" "
+            while True:
+                line = self.readline()
+                if line is None:
+                    raise EOFError("connection closed inside a multi-line reply")
+                lines.append(line)
+                if line.startswith(end):
+                    break
+        return int(first[:3]), lines
+
+    def cmd(self, line):
+        if isinstance(line, str):
+            line = line.encode()
+        self.send(line + b"\r\n")
+        return self.reply()
+
+    def login(self, user, password):
+        c, l = self.cmd("USER " + user)
+        if c == 331:
+            c, l = self.cmd("PASS " + password)
+        assert c == 230, l
+        return c, l
+
+    def closed_within(self, timeout):
+        """Read and discard until EOF; True if EOF came within timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.sock.settimeout(max(0.05, deadline - time.monotonic()))
+            try:
+                b = self.sock.recv(65536)
+            except socket.timeout:
+                return False
+            except (ConnectionResetError, BrokenPipeError):
+                return True
+            if not b:
+                return True
+            self.buf += b
+        return False
+
+
+# ---------------------------------------------------------------- daemon
+
+def _yesno(v):
+    if v is True:
+        return "YES"
+    if v is False:
+        return "NO"
+    return str(v)
+
+
+class Server:
+    """One daemon and its private world under a fresh temporary directory."""
+
+    def __init__(self, opts=None, wrappers=True, extra_env=None, prepare=None):
+        self.base = tempfile.mkdtemp(prefix="twe2e-", dir="/tmp")
+        os.chmod(self.base, 0o755)
+        self.tag = secrets.token_hex(4)
+        self.service = "twe2e-" + self.tag
+        self.wrappers = wrappers
+        self.proc = None
+        self.errors = []
+        ports = free_ports(17)
+        self.port = ports[0]
+        self.pasv_ports = ports[1:]
+        self.etc = self._mkdir("etc", 0o755)
+        self.empty = self._mkdir("empty", 0o555)
+        self.anon_root = self._mkdir("anon", 0o755)
+        self.log_path = os.path.join(self.base, "twinftpd.log")
+        self.conf_path = os.path.join(self.etc, "twinftpd.conf")
+        self.stdout_path = os.path.join(self.base, "daemon.out")
+        self.stderr_path = os.path.join(self.base, "daemon.err")
+        self._mkdir("home", 0o755)
+        self.homes = {}
+        for user in ("alice", "bob"):
+            h = self._mkdir(os.path.join("home", user), 0o755)
+            os.chown(h, USERS[user], USERS[user])
+            self.homes[user] = h
+        pub = os.path.join(self.anon_root, "pub")
+        os.mkdir(pub, 0o755)
+        with open(os.path.join(pub, "readme.txt"), "wb") as f:
+            f.write(b"anonymous readme\n")
+        # A file outside every chroot: nothing may ever serve it.
+        self.secret_path = os.path.join(self.base, "secret.txt")
+        self.secret = b"TOP-SECRET-" + self.tag.encode() + b"\n"
+        with open(self.secret_path, "wb") as f:
+            f.write(self.secret)
+        os.chmod(self.secret_path, 0o644)
+        if wrappers:
+            self._write_users()
+        self.opts = self._default_opts()
+        self.opts.update(opts or {})
+        if prepare:
+            prepare(self)
+        self.env_extra = extra_env or {}
+
+    # -- world
+    def _mkdir(self, rel, mode):
+        p = os.path.join(self.base, rel)
+        os.mkdir(p)
+        os.chmod(p, mode)
+        return p
+
+    def home(self, user="alice"):
+        return self.homes[user]
+
+    def _write_users(self):
+        pw = ["root:x:0:0:root:/root:/bin/sh"]
+        pw.append("twnopriv:x:%d:%d:nopriv:%s:/usr/sbin/nologin"
+                  % (USERS["twnopriv"], USERS["twnopriv"], self.empty))
+        pw.append("twftp:x:%d:%d:ftp:%s:/usr/sbin/nologin"
+                  % (USERS["twftp"], USERS["twftp"], self.anon_root))
+        for u in ("alice", "bob"):
+            pw.append("%s:x:%d:%d:%s:%s:/bin/sh" % (u, USERS[u], USERS[u], u, self.homes[u]))
+        gr = ["root:x:0:"]
+        for u in ("twnopriv", "twftp", "alice", "bob"):
+            gr.append("%s:x:%d:" % (u, USERS[u]))
+        gr.append("twshared:x:%d:alice" % SHARED_GID)
+        self.passwd_path = os.path.join(self.etc, "passwd")
+        self.group_path = os.path.join(self.etc, "group")
+        self.passdb_path = os.path.join(self.etc, "passdb")
+        with open(self.passwd_path, "w") as f:
+            f.write("\n".join(pw) + "\n")
+        with open(self.group_path, "w") as f:
+            f.write("\n".join(gr) + "\n")
+        with open(self.passdb_path, "w") as f:
+            for u, p in PASSWORDS.items():
+                f.write("%s:%s:%s\n" % (u, p, self.service))
+        os.chmod(self.passdb_path, 0o600)
+        self.pam_dir = os.path.join(self.etc, "pam.d")
+        os.mkdir(self.pam_dir)
+        with open(os.path.join(self.pam_dir, self.service), "w") as f:
+            f.write("auth required %s passdb=%s\n" % (PAM_MATRIX, self.passdb_path))
+            f.write("account required %s passdb=%s\n" % (PAM_MATRIX, self.passdb_path))
+
+    def _default_opts(self):
+        return {
+            "listen": True,
+            "listen_address": HOST,
+            "listen_port": self.port,
+            "background": False,
+            "anonymous_enable": True,
+            "anon_root": self.anon_root,
+            "ftp_username": "twftp",
+            "local_enable": True,
+            "write_enable": True,
+            "local_umask": "022",
+            "anon_umask": "022",
+            "chroot_local_user": True,
+            "allow_writeable_chroot": True,
+            "nopriv_user": "twnopriv",
+            "secure_chroot_dir": self.empty,
+            "pam_service_name": self.service,
+            "pasv_min_port": self.pasv_ports[0],
+            "pasv_max_port": self.pasv_ports[-1],
+            "delay_failed_login": 0,
+            "max_login_fails": 3,
+            "idle_session_timeout": 120,
+            "data_connection_timeout": 60,
+            "accept_timeout": 20,
+            "connect_timeout": 20,
+            "xferlog_enable": True,
+            "log_file": self.log_path,
+        }
+
+    def write_config(self):
+        with open(self.conf_path, "w") as f:
+            f.write("# twinftpd e2e test config\n")
+            for k, v in self.opts.items():
+                f.write("%s=%s\n" % (k, _yesno(v)))
+
+    def env(self):
+        env = {
+            "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+            "LANG": "C",
+            "TW_E2E_TAG": self.tag,
+        }
+        if self.wrappers:
+            env.update({
+                "LD_PRELOAD": PRELOAD,
+                "PAM_WRAPPER": "1",
+                "PAM_WRAPPER_SERVICE_DIR": self.pam_dir,
+                "NSS_WRAPPER_PASSWD": self.passwd_path,
+                "NSS_WRAPPER_GROUP": self.group_path,
+            })
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+            if k in os.environ:
+                env[k] = os.environ[k]
+        env.update(self.env_extra)
+        return env
+
+    # -- life cycle
+    def start(self):
+        assert os.access(TWINFTPD, os.X_OK), "daemon binary not found: %s" % TWINFTPD
+        self.write_config()
+        self.started = time.time()
+        self._out = open(self.stdout_path, "wb")
+        self._err = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen([TWINFTPD, self.conf_path], env=self.env(),
+                                     stdin=subprocess.DEVNULL, stdout=self._out,
+                                     stderr=self._err, close_fds=True)
+        deadline = time.monotonic() + 10
+        while not port_listening(self.port):
+            if self.proc.poll() is not None:
+                raise AssertionError("twinftpd exited with %s before listening:\n%s"
+                                     % (self.proc.returncode, self.diagnostics()))
+            if time.monotonic() > deadline:
+                raise AssertionError("twinftpd did not listen on %d within 10s:\n%s"
+                                     % (self.port, self.diagnostics()))
+            time.sleep(0.02)
+        return self
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def sessions(self):
+        """Live session monitors: the listener's children."""
+        return children(self.pid)
+
+    def wait_sessions(self, n, timeout=10):
+        return wait_until(lambda: len(self.sessions()) == n or None, timeout,
+                          what="%d session(s) of the listener (have %s)"
+                          % (n, self.sessions()))
+
+    def diagnostics(self):
+        out = []
+        for label, p in (("stderr", self.stderr_path), ("stdout", self.stdout_path),
+                         ("log", self.log_path)):
+            try:
+                with open(p, "rb") as f:
+                    data = f.read()[-6000:]
+            except OSError:
+                continue
+            out.append("--- daemon %s ---\n%s" % (label, data.decode("utf-8", "replace")))
+        return "\n".join(out)
+
+    def stop(self):
+        """SIGTERM; check listener and every session process end. Returns errors."""
+        errs = []
+        if self.proc is None:
+            return errs
+        if self.proc.poll() is not None:
+            errs.append("listener died during the test (exit %s)" % self.proc.returncode)
+            snap = []
+        else:
+            snap = descendants(self.pid)
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                errs.append("listener ignored SIGTERM for 10s")
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+            if self.proc.returncode not in (0, -signal.SIGTERM, 128 + signal.SIGTERM):
+                errs.append("listener exited with %s after SIGTERM" % self.proc.returncode)
+        # Session processes: the ones we saw, plus any that still carry our config path.
+        deadline = time.monotonic() + 5
+        while True:
+            left = {p: t for p, t in snap if alive(p, t)}
+            for p in self._by_cmdline():
+                st = proc_stat(p)
+                if st:
+                    left.setdefault(p, st[2])
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if left:
+            errs.append("session processes left after SIGTERM: %s" % sorted(left))
+            for p, t in left.items():
+                if alive(p, t):
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        self._out.close()
+        self._err.close()
+        with open(self.stderr_path, "rb") as f:
+            err = f.read()
+        for marker in (b"AddressSanitizer", b"runtime error:", b"LeakSanitizer"):
+            if marker in err:
+                errs.append("sanitizer report in daemon stderr")
+                break
+        self.proc = None
+        return errs
+
+    def _by_cmdline(self):
+        found = []
+        needle = self.conf_path.encode()
+        for p in all_pids():
+            if p == os.getpid():
+                continue
+            try:
+                with open("/proc/%d/cmdline" % p, "rb") as f:
+                    if needle in f.read():
+                        st = proc_stat(p)
+                        if st and st[1] != "Z":
+                            found.append(p)
+            except OSError:
+                pass
+        return found
+
+    def cleanup(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+        # pam_wrapper copies the service into /tmp/pam.X; a daemon stopped by a
+        # signal leaves it behind. Remove only the ones holding our service.
+        for d in os.listdir("/tmp"):
+            if d.startswith("pam.") and len(d) == 5:
+                if os.path.exists(os.path.join("/tmp", d, self.service)):
+                    shutil.rmtree(os.path.join("/tmp", d), ignore_errors=True)
+
+    # -- clients
+    def ftp(self, user="alice", password=None, src=None):
+        """A logged-in ftplib.FTP (user "anonymous" for anonymous)."""
+        f = ftplib.FTP(timeout=TIMEOUT)
+        f.connect(HOST, self.port, source_address=(src, 0) if src else None)
+        if user in ("anonymous", "ftp"):
+            f.login(user, password or "e2e@example.org")
+        else:
+            f.login(user, password if password is not None else PASSWORDS[user])
+        return f
+
+    def connect(self, src=None):
+        """An ftplib.FTP that has read the greeting but not logged in."""
+        f = ftplib.FTP(timeout=TIMEOUT)
+        f.connect(HOST, self.port, source_address=(src, 0) if src else None)
+        return f
+
+    def ctrl(self, src=None, greet=True):
+        c = Ctrl(self.port, src=src)
+        if greet:
+            code_, lines = c.reply()
+            assert code_ == 220, lines
+        return c
+
+    def url(self, path="", user="alice"):
+        if user == "anonymous":
+            return "ftp://%s:%d/%s" % (HOST, self.port, path)
+        return "ftp://%s:%s@%s:%d/%s" % (user, PASSWORDS[user], HOST, self.port, path)
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
+
+    def wait_log(self, pattern, timeout=5):
+        rx = re.compile(pattern, re.M)
+        return wait_until(lambda: rx.search(self.log_text()), timeout,
+                          what="log line matching %r; log is:\n%s" % (pattern, self.log_text()))
+
+    # -- files in a home, as the server sees them
+    def put(self, rel, data, user="alice", mode=0o644, mtime=None):
+        p = os.path.join(self.homes[user] if user else self.anon_root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+        os.chmod(p, mode)
+        if user:
+            os.chown(p, USERS[user], USERS[user])
+        if mtime is not None:
+            os.utime(p, (mtime, mtime))
+        return p
+
+    def mkdir(self, rel, user="alice", mode=0o755):
+        p = os.path.join(self.homes[user], rel)
+        os.mkdir(p, mode)
+        os.chmod(p, mode)
+        os.chown(p, USERS[user], USERS[user])
+        return p
+
+    def path(self, rel, user="alice"):
+        return os.path.join(self.homes[user], rel)
+
+    def read(self, rel, user="alice"):
+        with open(self.path(rel, user), "rb") as f:
+            return f.read()
+
+
+def run(argv, timeout=120, **kw):
+    """subprocess.run with a bound; the tool must exist."""
+    exe = shutil.which(argv[0])
+    assert exe, "required tool missing: %s" % argv[0]
+    return subprocess.run(argv, timeout=timeout, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, **kw)

@@ -1,0 +1,42 @@
+#!/bin/bash
+# Runs every test: unit tests, fuzz smoke, man page sync, bench smoke and
+# the end-to-end suite (real daemon as root, real clients), first in a
+# normal build and then in an ASan/UBSan build. Run as root from anywhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+etc/install-deps.sh
+
+if [ "$(id -u)" != 0 ]; then
+	echo "tests/run.sh: the end-to-end tests start the daemon as root; run as root" >&2
+	exit 1
+fi
+
+total_ok=0
+total_fail=0
+run_suite() {
+	local dir=$1; shift
+	if [ -d "$dir" ]; then
+		meson setup --reconfigure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi
+	meson compile -C "$dir"
+	local rc=0
+	meson test -C "$dir" --print-errorlogs --no-rebuild || rc=$?
+	local ok fail
+	ok=$(grep -c '"result": "OK"' "$dir/meson-logs/testlog.json" || true)
+	fail=$(grep -Ec '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$dir/meson-logs/testlog.json" || true)
+	total_ok=$((total_ok + ok))
+	total_fail=$((total_fail + fail))
+	[ "$rc" = 0 ] || [ "$fail" != 0 ] || total_fail=$((total_fail + 1))
+}
+
+run_suite build
+# LeakSanitizer needs ptrace, which the sandbox forbids; ASan and UBSan
+# still check every access. Findings abort the process (and fail tests).
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false
+
+echo "tests: $total_ok passed, $total_fail failed"
+[ "$total_fail" = 0 ]

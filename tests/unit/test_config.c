@@ -1,0 +1,726 @@
+/*
+ * Unit tests for src/config.c: defaults, every type's parser, names
+ * (aliases, vsftpd-only, unknown), the file reader's line handling,
+ * cross-option checks and the print/parse round trip.
+ */
+#include "config.h"
+#include "util.h"
+#include "check.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+
+static void *
+field_of(struct tw_config *c, const struct cfg_desc *d)
+{
+	return (char *)c + d->offset;
+}
+
+static unsigned int
+num_of(struct tw_config *c, const struct cfg_desc *d)
+{
+	if (d->type == CFG_T_BOOL)
+		return (unsigned int)*(int *)field_of(c, d);
+	return *(unsigned int *)field_of(c, d);
+}
+
+/* Applies "name=value" as line 7 of "t.conf"; returns the result. */
+static int
+apply(struct tw_config *c, const char *text, char *err, size_t errlen)
+{
+	err[0] = '\0';
+	return config_apply_line(c, text, "t.conf", 7, err, errlen);
+}
+
+/* The line must be refused with a message naming file, line and want. */
+static void
+check_rejected(const char *text, const char *want, int line)
+{
+	struct tw_config c;
+	char err[512];
+
+	config_init_defaults(&c);
+	if (apply(&c, text, err, sizeof(err)) != -1) {
+		check_failed++;
+		fprintf(stderr, "%s:%d: '%s' was accepted\n", __FILE__, line, text);
+		return;
+	}
+	if (strncmp(err, "t.conf:7: ", 10) == 0 && strstr(err, want) != NULL) {
+		check_passed++;
+	} else {
+		check_failed++;
+		fprintf(stderr, "%s:%d: '%s' gave \"%s\", want \"%s\"\n",
+		    __FILE__, line, text, err, want);
+	}
+}
+#define REJECTED(text, want) check_rejected((text), (want), __LINE__)
+
+static void
+test_table(void)
+{
+	struct tw_config c;
+	size_t i, j;
+
+	CHECK(cfg_table_len > 40);
+	config_init_defaults(&c);
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+
+		CHECK(d->doc != NULL && d->doc[0] != '\0');
+		CHECK(d->offset < sizeof(c));
+		for (j = i + 1; j < cfg_table_len; j++) {
+			CHECK(strcmp(d->name, cfg_table[j].name) != 0);
+			CHECK(d->offset != cfg_table[j].offset);
+		}
+		if (d->type == CFG_T_STR) {
+			CHECK_STR((char *)field_of(&c, d), d->def_str);
+		} else {
+			CHECK_INT(num_of(&c, d), d->def_num);
+			CHECK(d->min <= d->def_num && d->def_num <= d->max);
+		}
+	}
+	/* A few defaults the man page and the example config promise. */
+	CHECK_INT(c.listen, 1);
+	CHECK_INT(c.listen_port, 21);
+	CHECK_INT(c.anonymous_enable, 0);
+	CHECK_INT(c.local_umask, 077);
+	CHECK_STR(c.nopriv_user, "nobody");
+}
+
+static void
+test_bool(void)
+{
+	static const struct { const char *s; int v; } good[] = {
+		{ "YES", 1 }, { "yes", 1 }, { "Yes", 1 }, { "TRUE", 1 },
+		{ "true", 1 }, { "1", 1 }, { "NO", 0 }, { "no", 0 },
+		{ "nO", 0 }, { "FALSE", 0 }, { "False", 0 }, { "0", 0 },
+	};
+	static const char *const bad[] = {
+		"", "maybe", "Y", "N", "2", "01", "YESS", "yes no", " YES", "-1",
+	};
+	struct tw_config c;
+	char text[256], err[512];
+	size_t i, k;
+
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+
+		if (d->type != CFG_T_BOOL)
+			continue;
+		for (k = 0; k < TW_ARRAY_LEN(good); k++) {
+			config_init_defaults(&c);
+			*(int *)field_of(&c, d) = !good[k].v;
+			snprintf(text, sizeof(text), "%s=%s", d->name, good[k].s);
+			CHECK_INT(apply(&c, text, err, sizeof(err)), 0);
+			CHECK_INT(*(int *)field_of(&c, d), good[k].v);
+		}
+		for (k = 0; k < TW_ARRAY_LEN(bad); k++) {
+			char want[128];
+
+			snprintf(text, sizeof(text), "%s=%s", d->name, bad[k]);
+			snprintf(want, sizeof(want), "option '%s': expected YES or NO",
+			    d->name);
+			REJECTED(text, want);
+		}
+	}
+}
+
+static void
+test_uint(void)
+{
+	struct tw_config c;
+	char text[256], err[512], want[128];
+	size_t i;
+
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+
+		if (d->type != CFG_T_UINT)
+			continue;
+		config_init_defaults(&c);
+		snprintf(text, sizeof(text), "%s=%llu", d->name, d->min);
+		CHECK_INT(apply(&c, text, err, sizeof(err)), 0);
+		CHECK_INT(num_of(&c, d), d->min);
+		snprintf(text, sizeof(text), "%s=%llu", d->name, d->max);
+		CHECK_INT(apply(&c, text, err, sizeof(err)), 0);
+		CHECK_INT(num_of(&c, d), d->max);
+		snprintf(text, sizeof(text), "%s=%llu", d->name, (d->min + d->max) / 2);
+		CHECK_INT(apply(&c, text, err, sizeof(err)), 0);
+		CHECK_INT(num_of(&c, d), (d->min + d->max) / 2);
+
+		snprintf(want, sizeof(want), "option '%s': must be between %llu and %llu",
+		    d->name, d->min, d->max);
+		snprintf(text, sizeof(text), "%s=%llu", d->name, d->max + 1);
+		REJECTED(text, want);
+		if (d->min > 0) {
+			snprintf(text, sizeof(text), "%s=%llu", d->name, d->min - 1);
+			REJECTED(text, want);
+		}
+		snprintf(text, sizeof(text), "%s=99999999999999999999999", d->name);
+		REJECTED(text, want);
+
+		snprintf(want, sizeof(want), "option '%s': expected a decimal number",
+		    d->name);
+		snprintf(text, sizeof(text), "%s=", d->name);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=-1", d->name);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=+5", d->name);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=0x10", d->name);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=1.5", d->name);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=YES", d->name);
+		REJECTED(text, want);
+	}
+	REJECTED("listen_port=0", "must be between 1 and 65535");
+	REJECTED("listen_port=65536", "must be between 1 and 65535");
+}
+
+static void
+test_octal(void)
+{
+	struct tw_config c;
+	char text[256], err[512], want[128];
+	size_t i;
+
+	config_init_defaults(&c);
+	CHECK_INT(apply(&c, "local_umask=022", err, sizeof(err)), 0);
+	CHECK_INT(c.local_umask, 022);
+	CHECK_INT(apply(&c, "local_umask=0022", err, sizeof(err)), 0);
+	CHECK_INT(c.local_umask, 022);
+	CHECK_INT(apply(&c, "local_umask=77", err, sizeof(err)), 0);
+	CHECK_INT(c.local_umask, 077);
+	CHECK_INT(apply(&c, "local_umask=0", err, sizeof(err)), 0);
+	CHECK_INT(c.local_umask, 0);
+	CHECK_INT(apply(&c, "file_open_mode=0644", err, sizeof(err)), 0);
+	CHECK_INT(c.file_open_mode, 0644);
+	CHECK_INT(apply(&c, "file_open_mode=07777", err, sizeof(err)), 0);
+	CHECK_INT(c.file_open_mode, 07777);
+
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+
+		if (d->type != CFG_T_OCTAL)
+			continue;
+		config_init_defaults(&c);
+		snprintf(text, sizeof(text), "%s=0%llo", d->name, d->max);
+		CHECK_INT(apply(&c, text, err, sizeof(err)), 0);
+		CHECK_INT(num_of(&c, d), d->max);
+
+		snprintf(want, sizeof(want), "option '%s': must be at most 0%03llo",
+		    d->name, d->max);
+		snprintf(text, sizeof(text), "%s=0%llo", d->name, d->max + 1);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=0777777777777777777777777", d->name);
+		REJECTED(text, want);
+
+		snprintf(want, sizeof(want), "option '%s': expected an octal number",
+		    d->name);
+		snprintf(text, sizeof(text), "%s=", d->name);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=08", d->name);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=9", d->name);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=0x1f", d->name);
+		REJECTED(text, want);
+		snprintf(text, sizeof(text), "%s=-022", d->name);
+		REJECTED(text, want);
+	}
+}
+
+static void
+test_string(void)
+{
+	struct tw_config c;
+	char text[CONFIG_MAX_STR + 64], err[512];
+
+	config_init_defaults(&c);
+	CHECK_INT(apply(&c, "ftpd_banner=Welcome to the archive", err, sizeof(err)), 0);
+	CHECK_STR(c.ftpd_banner, "Welcome to the archive");
+	/* Trailing blanks and CR go, leading ones and inner '=' stay. */
+	CHECK_INT(apply(&c, "ftpd_banner= a=b \t \r", err, sizeof(err)), 0);
+	CHECK_STR(c.ftpd_banner, " a=b");
+	CHECK_INT(apply(&c, "ftpd_banner=", err, sizeof(err)), 0);
+	CHECK_STR(c.ftpd_banner, "");
+
+	/* The longest value that fits, then one byte more. */
+	memcpy(text, "ftpd_banner=", 12);
+	memset(text + 12, 'x', CONFIG_MAX_STR - 1);
+	text[12 + CONFIG_MAX_STR - 1] = '\0';
+	CHECK_INT(apply(&c, text, err, sizeof(err)), 0);
+	CHECK_INT(strlen(c.ftpd_banner), CONFIG_MAX_STR - 1);
+	text[12 + CONFIG_MAX_STR - 1] = 'x';
+	text[12 + CONFIG_MAX_STR] = '\0';
+	config_init_defaults(&c);
+	REJECTED(text, "option 'ftpd_banner': value is 1024 bytes long, at most 1023");
+	/* Refused means untouched, not truncated. */
+	CHECK_INT(apply(&c, text, err, sizeof(err)), -1);
+	CHECK_STR(c.ftpd_banner, "");
+
+	REJECTED("ftpd_banner=two\rlines", "option 'ftpd_banner': value contains a control character");
+	REJECTED("ftpd_banner=esc\x1b[31m", "control character");
+	REJECTED("log_file=/tmp/\x7f", "control character");
+}
+
+static void
+test_names(void)
+{
+	struct tw_config c;
+	char err[512];
+
+	config_init_defaults(&c);
+	CHECK_INT(apply(&c, "vsftpd_log_file=/var/log/other.log", err, sizeof(err)), 0);
+	CHECK_STR(c.log_file, "/var/log/other.log");
+
+	REJECTED("ssl_enable=YES",
+	    "option 'ssl_enable' is a vsftpd option that twinftpd does not support");
+	REJECTED("xferlog_std_format=YES",
+	    "option 'xferlog_std_format' is a vsftpd option that twinftpd does not support");
+	REJECTED("isolate=NO", "vsftpd option that twinftpd does not support");
+	REJECTED("lisen=YES", "unknown option 'lisen'");
+	REJECTED("LISTEN=YES", "unknown option 'LISTEN'");
+	REJECTED("listen =YES", "no spaces allowed");
+	REJECTED(" listen=YES", "no spaces allowed");
+	REJECTED("\tlisten=YES", "no spaces allowed");
+	REJECTED("listen", "expected name=value, not 'listen'");
+	REJECTED("=YES", "expected name=value");
+	REJECTED("", "expected name=value");
+	/* Garbage is shown defanged and bounded. */
+	REJECTED("bad\x01\x1bname=1", "unknown option 'bad??name'");
+	CHECK_INT(apply(&c, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx=1",
+	    err, sizeof(err)), -1);
+	CHECK(strstr(err, "...'") != NULL);
+	CHECK(strlen(err) < 128);
+
+	/* -o settings have no line number. */
+	CHECK_INT(config_apply_line(&c, "listen=perhaps", "-o", 0, err, sizeof(err)), -1);
+	CHECK_STR(err, "-o: option 'listen': expected YES or NO, not 'perhaps'");
+	CHECK_INT(config_apply_line(&c, "listen_port=2121", "-o", 0, err, sizeof(err)), 0);
+	CHECK_INT(c.listen_port, 2121);
+
+	/* A tiny or missing error buffer is not overrun. */
+	memset(err, 'Z', sizeof(err));
+	CHECK_INT(config_apply_line(&c, "nosuch=1", "t.conf", 1, err, 8), -1);
+	CHECK_INT(strlen(err), 7);
+	CHECK_INT(err[8], 'Z');
+	CHECK_INT(config_apply_line(&c, "nosuch=1", "t.conf", 1, NULL, 0), -1);
+
+	/* A line far longer than any buffer in the parser. */
+	{
+		size_t n = 3 * CONFIG_MAX_LINE;
+		char *big = malloc(n + 1);
+
+		CHECK(big != NULL);
+		memset(big, 'a', n);
+		big[n] = '\0';
+		CHECK_INT(apply(&c, big, err, sizeof(err)), -1);
+		big[n / 2] = '=';
+		CHECK_INT(apply(&c, big, err, sizeof(err)), -1);
+		memcpy(big, "ftpd_banner=", 12);
+		CHECK_INT(apply(&c, big, err, sizeof(err)), -1);
+		CHECK(strstr(err, "too long") != NULL || strstr(err, "long,") != NULL);
+		free(big);
+	}
+}
+
+static void
+write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+/* Loads data as a file; returns the result, err holds the message. */
+static int
+load(struct tw_config *c, const char *data, size_t len, char *path,
+     size_t pathsz, char *err, size_t errlen)
+{
+	int r;
+
+	snprintf(path, pathsz, "%s/t.conf", tmpdir);
+	write_file(path, data, len);
+	config_init_defaults(c);
+	err[0] = '\0';
+	r = config_load_file(c, path, err, errlen);
+	unlink(path);
+	return r;
+}
+
+#define LOAD(c, s) load((c), (s), strlen(s), path, sizeof(path), err, sizeof(err))
+
+static void
+check_err_at(const char *err, const char *path, unsigned line, const char *want,
+	     int srcline)
+{
+	char prefix[256];
+
+	snprintf(prefix, sizeof(prefix), "%s:%u: ", path, line);
+	if (strncmp(err, prefix, strlen(prefix)) == 0 && strstr(err, want) != NULL) {
+		check_passed++;
+	} else {
+		check_failed++;
+		fprintf(stderr, "%s:%d: got \"%s\", want \"%s...%s\"\n", __FILE__,
+		    srcline, err, prefix, want);
+	}
+}
+#define ERR_AT(line, want) check_err_at(err, path, (line), (want), __LINE__)
+
+static void
+test_file(void)
+{
+	struct tw_config c;
+	char path[256], err[512], *big;
+	size_t n;
+
+	CHECK_INT(LOAD(&c,
+	    "# a comment\n"
+	    "\n"
+	    "   \t\n"
+	    "#listen=NO\n"
+	    "listen=NO\r\n"
+	    "listen_ipv6=YES\r\n"
+	    "listen_port=2121\n"
+	    "listen_port=2122\n"
+	    "ftpd_banner=Hello there   \r\n"
+	    "local_umask=022"), 0);
+	CHECK_INT(c.listen, 0);
+	CHECK_INT(c.listen_ipv6, 1);
+	CHECK_INT(c.listen_port, 2122);		/* last one wins */
+	CHECK_STR(c.ftpd_banner, "Hello there");
+	CHECK_INT(c.local_umask, 022);		/* no final newline */
+
+	CHECK_INT(LOAD(&c, ""), 0);
+	CHECK_INT(c.listen_port, 21);
+
+	CHECK_INT(LOAD(&c, "# ok\n\nlisten=YES\nlisten_port=70000\nlisten=NO\n"), -1);
+	ERR_AT(4, "option 'listen_port': must be between 1 and 65535");
+	CHECK_INT(LOAD(&c, "anonymous_enable=YES\r\nssl_enable=YES\r\n"), -1);
+	ERR_AT(2, "option 'ssl_enable' is a vsftpd option that twinftpd does not support");
+	CHECK_INT(LOAD(&c, "\n\n\nfoo_bar=1\n"), -1);
+	ERR_AT(4, "unknown option 'foo_bar'");
+	CHECK_INT(LOAD(&c, "  listen=YES\n"), -1);
+	ERR_AT(1, "no spaces allowed");
+	CHECK_INT(load(&c, "listen=YES\nlisten=N\0O\n", 22, path, sizeof(path),
+	    err, sizeof(err)), -1);
+	ERR_AT(2, "NUL byte");
+
+	/* A line of exactly CONFIG_MAX_LINE bytes is read whole... */
+	n = CONFIG_MAX_LINE;
+	big = malloc(n + 64);
+	CHECK(big != NULL);
+	memset(big, '#', n);
+	strcpy(big + n, "\nlisten_port=99\n");
+	CHECK_INT(load(&c, big, strlen(big), path, sizeof(path), err, sizeof(err)), 0);
+	CHECK_INT(c.listen_port, 99);
+	/* ...one byte more is an error, never split into a second setting. */
+	memset(big, '#', n - 8);
+	strcpy(big + n - 8, "listen=NO\n");
+	CHECK_INT(strlen(big), n + 2);
+	CHECK_INT(load(&c, big, strlen(big), path, sizeof(path), err, sizeof(err)), -1);
+	ERR_AT(1, "line longer than 4096 bytes");
+	CHECK_INT(c.listen, 1);
+	free(big);
+
+	/* Not a regular file: a directory, a FIFO (which must not hang). */
+	config_init_defaults(&c);
+	CHECK_INT(config_load_file(&c, tmpdir, err, sizeof(err)), -1);
+	CHECK(strstr(err, "not a regular file") != NULL);
+	CHECK(strncmp(err, tmpdir, strlen(tmpdir)) == 0);
+	snprintf(path, sizeof(path), "%s/fifo", tmpdir);
+	CHECK_INT(mkfifo(path, 0600), 0);
+	CHECK_INT(config_load_file(&c, path, err, sizeof(err)), -1);
+	CHECK(strstr(err, "not a regular file") != NULL);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/missing.conf", tmpdir);
+	CHECK_INT(config_load_file(&c, path, err, sizeof(err)), -1);
+	CHECK(strstr(err, "missing.conf: No such file") != NULL);
+}
+
+static void
+check_check_fails(struct tw_config *c, const char *want, int line)
+{
+	char err[512];
+
+	err[0] = '\0';
+	if (config_check(c, err, sizeof(err)) == -1 && strstr(err, want) != NULL) {
+		check_passed++;
+	} else {
+		check_failed++;
+		fprintf(stderr, "%s:%d: config_check gave \"%s\", want \"%s\"\n",
+		    __FILE__, line, err, want);
+	}
+	config_init_defaults(c);
+}
+#define CHECK_FAILS(c, want) check_check_fails((c), (want), __LINE__)
+
+static void
+test_check(void)
+{
+	struct tw_config c;
+	char err[512];
+
+	config_init_defaults(&c);
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+
+	c.pasv_min_port = 40000;
+	CHECK_FAILS(&c, "pasv_min_port and pasv_max_port must be set together");
+	c.pasv_max_port = 40000;
+	CHECK_FAILS(&c, "pasv_min_port and pasv_max_port must be set together");
+	c.pasv_min_port = 40010;
+	c.pasv_max_port = 40000;
+	CHECK_FAILS(&c, "pasv_min_port (40010) is greater than pasv_max_port (40000)");
+	c.pasv_min_port = 40000;
+	c.pasv_max_port = 40000;
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+	c.pasv_max_port = 40100;
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+
+	config_init_defaults(&c);
+	c.listen = 1;
+	c.listen_ipv6 = 1;
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+	c.listen = 0;
+	c.listen_ipv6 = 0;
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+
+	strcpy(c.listen_address, "127.0.0.1");
+	strcpy(c.listen_address6, "::1");
+	strcpy(c.pasv_address, "192.0.2.7");
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+	strcpy(c.listen_address, "localhost");
+	CHECK_FAILS(&c, "option 'listen_address': 'localhost' is not a numeric IPv4 address");
+	strcpy(c.listen_address6, "127.0.0.1");
+	CHECK_FAILS(&c, "option 'listen_address6'");
+	strcpy(c.pasv_address, "::1");
+	CHECK_FAILS(&c, "option 'pasv_address'");
+
+	strcpy(c.secure_chroot_dir, "/");
+	CHECK_FAILS(&c, "secure_chroot_dir");
+	strcpy(c.secure_chroot_dir, "empty");
+	CHECK_FAILS(&c, "option 'secure_chroot_dir' must be an absolute path");
+	c.secure_chroot_dir[0] = '\0';
+	CHECK_FAILS(&c, "option 'secure_chroot_dir' must be set");
+	strcpy(c.nopriv_user, "root");
+	CHECK_FAILS(&c, "nopriv_user");
+	c.nopriv_user[0] = '\0';
+	CHECK_FAILS(&c, "nopriv_user");
+
+	strcpy(c.anon_root, "srv/ftp");
+	CHECK_FAILS(&c, "option 'anon_root' must be an absolute path");
+	c.chroot_list_enable = 1;
+	c.chroot_list_file[0] = '\0';
+	CHECK_FAILS(&c, "option 'chroot_list_file' must be set");
+	c.chroot_list_file[0] = '\0';
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+	c.userlist_enable = 1;
+	strcpy(c.userlist_file, "user_list");
+	CHECK_FAILS(&c, "option 'userlist_file' must be an absolute path");
+	c.log_file[0] = '\0';
+	CHECK_FAILS(&c, "option 'log_file' must be set");
+	c.log_file[0] = '\0';
+	c.syslog_enable = 1;
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+
+	config_init_defaults(&c);
+	c.anonymous_enable = 1;
+	c.ftp_username[0] = '\0';
+	CHECK_FAILS(&c, "ftp_username");
+	strcpy(c.pam_service_name, "../evil");
+	CHECK_FAILS(&c, "pam_service_name");
+	strcpy(c.pam_service_name, "../evil");
+	c.local_enable = 0;
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+}
+
+/* config_print into a string (caller frees). */
+static char *
+print_to_string(const struct tw_config *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		exit(1);
+	config_print(c, f);
+	fclose(f);
+	return buf;
+}
+
+static void
+check_round_trip(const struct tw_config *c, int line)
+{
+	struct tw_config back;
+	char path[256], err[512], *text, *again;
+	size_t i;
+
+	text = print_to_string(c);
+	if (load(&back, text, strlen(text), path, sizeof(path), err, sizeof(err)) != 0) {
+		check_failed++;
+		fprintf(stderr, "%s:%d: printed config does not load: %s\n",
+		    __FILE__, line, err);
+		free(text);
+		return;
+	}
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+		struct tw_config *orig = (struct tw_config *)(void *)c;
+
+		if (d->type == CFG_T_STR)
+			CHECK_STR((char *)field_of(&back, d), (char *)field_of(orig, d));
+		else
+			CHECK_INT(num_of(&back, d), num_of(orig, d));
+	}
+	again = print_to_string(&back);
+	CHECK_STR(again, text);
+	free(again);
+	free(text);
+}
+
+static void
+test_print(void)
+{
+	struct tw_config c;
+	char *text;
+	size_t i, lines = 0;
+
+	config_init_defaults(&c);
+	text = print_to_string(&c);
+	CHECK(strncmp(text, "listen=YES\nlisten_ipv6=NO\n", 26) == 0);
+	CHECK(strstr(text, "\nlisten_port=21\n") != NULL);
+	CHECK(strstr(text, "\nlocal_umask=0077\n") != NULL);
+	CHECK(strstr(text, "\nfile_open_mode=0666\n") != NULL);
+	CHECK(strstr(text, "\nlisten_address=\n") != NULL);
+	CHECK(strstr(text, "\nnopriv_user=nobody\n") != NULL);
+	for (i = 0; text[i] != '\0'; i++)
+		lines += text[i] == '\n';
+	CHECK_INT(lines, cfg_table_len);
+	free(text);
+	check_round_trip(&c, __LINE__);
+
+	/* Every option away from its default. */
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+
+		switch (d->type) {
+		case CFG_T_BOOL:
+			*(int *)field_of(&c, d) = !d->def_num;
+			break;
+		case CFG_T_UINT:
+		case CFG_T_OCTAL:
+			*(unsigned int *)field_of(&c, d) =
+			    (unsigned int)(d->def_num == d->max ? d->min : d->max);
+			break;
+		case CFG_T_STR:
+			snprintf(field_of(&c, d), CONFIG_MAX_STR, "/x/%s = y#", d->name);
+			break;
+		}
+	}
+	check_round_trip(&c, __LINE__);
+	c.local_umask = 0;
+	c.file_open_mode = 07;
+	c.ftpd_banner[0] = '\0';
+	check_round_trip(&c, __LINE__);
+}
+
+static void
+test_print_man(void)
+{
+	char *buf = NULL, *line, *save = NULL, *p;
+	size_t len = 0, tp = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK(f != NULL);
+	config_print_man(f);
+	fclose(f);
+	CHECK(strncmp(buf, ".TP\n.B listen\n", 14) == 0);
+	CHECK(strstr(buf, "\n.B listen_port\n") != NULL);
+	CHECK(strstr(buf, "\nDefault: \\fB21\\fR (from 1 to 65535)\n") != NULL);
+	CHECK(strstr(buf, "\nDefault: \\fB0077\\fR (octal, at most 0777)\n") != NULL);
+	CHECK(strstr(buf, "\nDefault: \\fB/var/log/twinftpd.log\\fR\n") != NULL);
+	CHECK(strstr(buf, "\nDefault: \\fBYES\\fR\n") != NULL);
+	CHECK(strstr(buf, "\nDefault: (none)\n") != NULL);
+	/* Every backslash starts an escape config_print_man means to write. */
+	for (p = buf; (p = strchr(p, '\\')) != NULL; p += 2)
+		CHECK(p[1] == 'f' || p[1] == 'e' || p[1] == '&');
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '.' || line[0] == '\'') {
+			/* Only the requests config_print_man means to write. */
+			CHECK(strcmp(line, ".TP") == 0 || strcmp(line, ".IP") == 0 ||
+			    strncmp(line, ".B ", 3) == 0);
+			tp += strcmp(line, ".TP") == 0;
+		}
+	}
+	CHECK_INT(tp, cfg_table_len);
+	free(buf);
+}
+
+/*
+ * The shipped example config must load and pass the checks. It is found
+ * next to this source file; skipped when the tree is not at hand.
+ */
+static void
+test_example_config(void)
+{
+	char path[4096], err[512];
+	struct tw_config c;
+	const char *slash;
+
+	slash = strrchr(__FILE__, '/');
+	if (slash == NULL ||
+	    tw_snprintf(path, sizeof(path), "%.*s/../../etc/twinftpd.conf",
+		(int)(slash - __FILE__), __FILE__) == -1 ||
+	    access(path, R_OK) != 0) {
+		printf("skipping the example config: not found next to %s\n", __FILE__);
+		return;
+	}
+	config_init_defaults(&c);
+	if (config_load_file(&c, path, err, sizeof(err)) != 0)
+		fprintf(stderr, "%s\n", err);
+	CHECK_INT(config_load_file(&c, path, err, sizeof(err)), 0);
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+	CHECK_INT(c.listen, 1);
+	CHECK_INT(c.anonymous_enable, 0);
+	CHECK_INT(c.local_enable, 1);
+	CHECK_INT(c.write_enable, 0);
+}
+
+int
+main(void)
+{
+	strcpy(tmpdir, "/tmp/test_config.XXXXXX");
+	if (mkdtemp(tmpdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_table();
+	test_bool();
+	test_uint();
+	test_octal();
+	test_string();
+	test_names();
+	test_file();
+	test_check();
+	test_print();
+	test_print_man();
+	test_example_config();
+	if (rmdir(tmpdir) != 0)
+		fprintf(stderr, "rmdir %s: %s\n", tmpdir, strerror(errno));
+	return check_summary();
+}

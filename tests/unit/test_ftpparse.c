@@ -1,0 +1,385 @@
+/*
+ * Unit tests for src/ftpparse.c: every accept and reject path of the
+ * PORT/EPRT/EPSV parsers, host comparison, and the path helpers.
+ */
+#include "ftpparse.h"
+
+#include <arpa/inet.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static int
+port_ok(const char *arg, const char *want_ip, unsigned want_port)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	char ip[INET_ADDRSTRLEN];
+
+	memset(&ss, 0xa5, sizeof(ss));
+	if (ftp_parse_port(arg, &ss) != 0)
+		return 0;
+	if (ss.ss_family != AF_INET)
+		return 0;
+	inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+	return strcmp(ip, want_ip) == 0 && ftp_sockaddr_port(&ss) == want_port;
+}
+
+static int
+port_bad(const char *arg)
+{
+	struct sockaddr_storage ss;
+
+	return ftp_parse_port(arg, &ss) == -1;
+}
+
+static void
+test_port(void)
+{
+	CHECK(port_ok("127,0,0,1,4,1", "127.0.0.1", 1025));
+	CHECK(port_ok("192,168,1,2,0,21", "192.168.1.2", 21));
+	CHECK(port_ok("255,255,255,255,255,255", "255.255.255.255", 65535));
+	CHECK(port_ok("0,0,0,0,0,1", "0.0.0.0", 1));
+	CHECK(port_ok("010,001,000,099,000,080", "10.1.0.99", 80));
+
+	CHECK(port_bad(NULL));
+	CHECK(port_bad(""));
+	CHECK(port_bad("256,0,0,1,4,1"));
+	CHECK(port_bad("1,2,3,4,256,1"));
+	CHECK(port_bad("1,2,3,4,1,256"));
+	CHECK(port_bad("1,2,3,4,0,0"));		/* port 0 */
+	CHECK(port_bad("1,2,3,4,5"));		/* too few */
+	CHECK(port_bad("1,2,3,4,5,6,7"));	/* too many */
+	CHECK(port_bad("1,2,3,4,5,"));		/* empty last */
+	CHECK(port_bad(",2,3,4,5,6"));		/* empty first */
+	CHECK(port_bad("1,,3,4,5,6"));
+	CHECK(port_bad("1,2,3,4,5,6,"));	/* trailing comma */
+	CHECK(port_bad("+1,2,3,4,5,6"));
+	CHECK(port_bad("-1,2,3,4,5,6"));
+	CHECK(port_bad("1,2,3,4,5,+6"));
+	CHECK(port_bad(" 1,2,3,4,5,6"));
+	CHECK(port_bad("1,2,3,4,5,6 "));
+	CHECK(port_bad("1, 2,3,4,5,6"));
+	CHECK(port_bad("1,2,3,4,5,6\r"));
+	CHECK(port_bad("0001,2,3,4,5,6"));	/* 4 digits */
+	CHECK(port_bad("1,2,3,4,5,0006"));
+	CHECK(port_bad("1.2.3.4,5,6"));
+	CHECK(port_bad("a,2,3,4,5,6"));
+	CHECK(port_bad("1,2,3,4,5,6x"));
+	CHECK(port_bad("99999999999999999999,2,3,4,5,6"));
+}
+
+static int
+eprt_v4(const char *arg, const char *want_ip, unsigned want_port)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	char ip[INET_ADDRSTRLEN];
+
+	memset(&ss, 0xa5, sizeof(ss));
+	if (ftp_parse_eprt(arg, &ss) != 0 || ss.ss_family != AF_INET)
+		return 0;
+	inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+	return strcmp(ip, want_ip) == 0 && ftp_sockaddr_port(&ss) == want_port;
+}
+
+static int
+eprt_v6(const char *arg, const char *want_ip, unsigned want_port)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	char ip[INET6_ADDRSTRLEN];
+
+	memset(&ss, 0xa5, sizeof(ss));
+	if (ftp_parse_eprt(arg, &ss) != 0 || ss.ss_family != AF_INET6)
+		return 0;
+	inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
+	return strcmp(ip, want_ip) == 0 && ftp_sockaddr_port(&ss) == want_port &&
+	    sin6->sin6_scope_id == 0 && sin6->sin6_flowinfo == 0;
+}
+
+static int
+eprt_bad(const char *arg)
+{
+	struct sockaddr_storage ss;
+
+	return ftp_parse_eprt(arg, &ss) == -1;
+}
+
+static void
+test_eprt(void)
+{
+	CHECK(eprt_v4("|1|132.235.1.2|6275|", "132.235.1.2", 6275));
+	CHECK(eprt_v4("|1|10.0.0.1|1|", "10.0.0.1", 1));
+	CHECK(eprt_v4("|1|10.0.0.1|65535|", "10.0.0.1", 65535));
+	CHECK(eprt_v4("!1!10.0.0.1!21!", "10.0.0.1", 21));
+	CHECK(eprt_v4("~1~10.0.0.1~21~", "10.0.0.1", 21));
+	CHECK(eprt_v4("|1|10.0.0.1|00021|", "10.0.0.1", 21));
+	CHECK(eprt_v6("|2|1080::8:800:200C:417A|5282|", "1080::8:800:200c:417a", 5282));
+	CHECK(eprt_v6("|2|::1|1024|", "::1", 1024));
+	CHECK(eprt_v6("|2|::ffff:10.1.2.3|1024|", "::ffff:10.1.2.3", 1024));
+	CHECK(eprt_v6("|2|2001:db8:0:0:0:0:0:1|80|", "2001:db8::1", 80));
+	CHECK(eprt_v6("!2!fe80::1!80!", "fe80::1", 80));
+
+	CHECK(eprt_bad(NULL));
+	CHECK(eprt_bad(""));
+	CHECK(eprt_bad("|"));
+	CHECK(eprt_bad("||||"));
+	CHECK(eprt_bad("|1|10.0.0.1|0|"));		/* port 0 */
+	CHECK(eprt_bad("|1|10.0.0.1|65536|"));
+	CHECK(eprt_bad("|1|10.0.0.1|999999|"));
+	CHECK(eprt_bad("|1|10.0.0.1|+21|"));
+	CHECK(eprt_bad("|1|10.0.0.1|-21|"));
+	CHECK(eprt_bad("|1|10.0.0.1| 21|"));
+	CHECK(eprt_bad("|1|10.0.0.1|21 |"));
+	CHECK(eprt_bad("|1|10.0.0.1||"));
+	CHECK(eprt_bad("|1|10.0.0.1|21"));		/* 3 delimiters */
+	CHECK(eprt_bad("|1|10.0.0.1|21||"));		/* 5 delimiters */
+	CHECK(eprt_bad("|1|10.0.0.1|21| "));
+	CHECK(eprt_bad(" |1|10.0.0.1|21|"));
+	CHECK(eprt_bad("|3|10.0.0.1|21|"));		/* unknown proto */
+	CHECK(eprt_bad("|01|10.0.0.1|21|"));
+	CHECK(eprt_bad("||10.0.0.1|21|"));
+	CHECK(eprt_bad("|1||21|"));
+	CHECK(eprt_bad("|1|::1|21|"));		/* v6 under proto 1 */
+	CHECK(eprt_bad("|2|10.0.0.1|21|"));		/* v4 under proto 2 */
+	CHECK(eprt_bad("|1|10.0.0|21|"));
+	CHECK(eprt_bad("|1|10.0.0.256|21|"));
+	CHECK(eprt_bad("|1|10.0.0.1 |21|"));
+	CHECK(eprt_bad("|2|fe80::1%eth0|21|"));	/* scope ids */
+	CHECK(eprt_bad("|2|fe80::1%1|21|"));
+	CHECK(eprt_bad("|2|[::1]|21|"));
+	CHECK(eprt_bad("|2|1:2:3:4:5:6:7:8:9|21|"));
+	CHECK(eprt_bad("|2|::ffff:255.255.255.255:1:2:3:4:5:6|21|"));	/* too long */
+	CHECK(eprt_bad("1|1|10.0.0.1|21|1"));	/* digit delimiter */
+	CHECK(eprt_bad(" 1 10.0.0.1 21 "));		/* space (32) */
+	CHECK(eprt_bad("\x7f" "1\x7f" "10.0.0.1\x7f" "21\x7f"));
+	CHECK(eprt_bad("\x01" "1\x01" "10.0.0.1\x01" "21\x01"));
+	CHECK(eprt_bad("\xa6" "1\xa6" "10.0.0.1\xa6" "21\xa6"));
+	CHECK(eprt_bad(".1.10.0.0.1.21."));		/* delimiter in address */
+}
+
+static void
+test_epsv(void)
+{
+	enum ftp_epsv_kind k = (enum ftp_epsv_kind)-1;
+	int proto = -1;
+
+	CHECK(ftp_parse_epsv("", &k, &proto) == 0 && k == FTP_EPSV_ANY);
+	CHECK(ftp_parse_epsv(NULL, &k, &proto) == 0 && k == FTP_EPSV_ANY);
+	CHECK(ftp_parse_epsv("ALL", &k, &proto) == 0 && k == FTP_EPSV_ALL);
+	CHECK(ftp_parse_epsv("all", &k, &proto) == 0 && k == FTP_EPSV_ALL);
+	CHECK(ftp_parse_epsv("aLl", &k, &proto) == 0 && k == FTP_EPSV_ALL);
+	CHECK(ftp_parse_epsv("1", &k, &proto) == 0 && k == FTP_EPSV_PROTO &&
+	    proto == 1);
+	CHECK(ftp_parse_epsv("2", &k, &proto) == 0 && k == FTP_EPSV_PROTO &&
+	    proto == 2);
+	CHECK(ftp_parse_epsv("3", &k, &proto) == -1);
+	CHECK(ftp_parse_epsv("0", &k, &proto) == -1);
+	CHECK(ftp_parse_epsv("12", &k, &proto) == -1);
+	CHECK(ftp_parse_epsv(" 1", &k, &proto) == -1);
+	CHECK(ftp_parse_epsv("ALL ", &k, &proto) == -1);
+	CHECK(ftp_parse_epsv("AL", &k, &proto) == -1);
+	CHECK(ftp_parse_epsv("ALLx", &k, &proto) == -1);
+	CHECK(ftp_parse_epsv(" ", &k, &proto) == -1);
+}
+
+static void
+test_pasv(void)
+{
+	struct in_addr a;
+	char buf[64];
+
+	inet_pton(AF_INET, "192.168.10.20", &a);
+	CHECK_INT(ftp_format_pasv(buf, sizeof(buf), &a, 1025), 17);
+	CHECK_STR(buf, "192,168,10,20,4,1");
+	CHECK(ftp_format_pasv(buf, sizeof(buf), &a, 65535) > 0);
+	CHECK_STR(buf, "192,168,10,20,255,255");
+	CHECK(ftp_format_pasv(buf, sizeof(buf), &a, 0) > 0);
+	CHECK_STR(buf, "192,168,10,20,0,0");
+	CHECK_INT(ftp_format_pasv(buf, sizeof(buf), &a, 65536), -1);
+	CHECK_INT(ftp_format_pasv(buf, 17, &a, 1025), -1);	/* no room for NUL */
+	CHECK_INT(ftp_format_pasv(buf, 18, &a, 1025), 17);
+}
+
+static void
+set4(struct sockaddr_storage *ss, const char *ip, unsigned port)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, ip, &sin->sin_addr);
+}
+
+static void
+set6(struct sockaddr_storage *ss, const char *ip, unsigned port, unsigned scope)
+{
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_port = htons((uint16_t)port);
+	sin6->sin6_scope_id = scope;
+	inet_pton(AF_INET6, ip, &sin6->sin6_addr);
+}
+
+static void
+test_same_host(void)
+{
+	struct sockaddr_storage a, b;
+
+	set4(&a, "10.1.2.3", 21);
+	set4(&b, "10.1.2.3", 40000);
+	CHECK(ftp_same_host(&a, &b));
+	set4(&b, "10.1.2.4", 21);
+	CHECK(!ftp_same_host(&a, &b));
+	set6(&b, "::ffff:10.1.2.3", 21, 0);
+	CHECK(ftp_same_host(&a, &b));
+	CHECK(ftp_same_host(&b, &a));
+	set6(&b, "::ffff:10.1.2.4", 21, 0);
+	CHECK(!ftp_same_host(&a, &b));
+	set6(&b, "::10.1.2.3", 21, 0);		/* v4-compatible is not mapped */
+	CHECK(!ftp_same_host(&a, &b));
+	set6(&a, "2001:db8::1", 21, 0);
+	set6(&b, "2001:db8::1", 1234, 0);
+	CHECK(ftp_same_host(&a, &b));
+	set6(&b, "2001:db8::2", 21, 0);
+	CHECK(!ftp_same_host(&a, &b));
+	set6(&a, "fe80::1", 21, 2);
+	set6(&b, "fe80::1", 21, 0);
+	CHECK(ftp_same_host(&a, &b));
+	set6(&a, "::ffff:1.2.3.4", 21, 0);
+	set6(&b, "::ffff:1.2.3.4", 22, 0);
+	CHECK(ftp_same_host(&a, &b));
+	set4(&a, "0.0.0.0", 0);
+	set6(&b, "::", 0, 0);
+	CHECK(!ftp_same_host(&a, &b));
+	memset(&a, 0, sizeof(a));
+	a.ss_family = AF_UNIX;
+	CHECK(!ftp_same_host(&a, &a));
+	CHECK_INT(ftp_sockaddr_port(&a), 0);
+	set4(&a, "1.2.3.4", 65535);
+	CHECK_INT(ftp_sockaddr_port(&a), 65535);
+	set6(&a, "::1", 2121, 0);
+	CHECK_INT(ftp_sockaddr_port(&a), 2121);
+}
+
+static void
+test_quote_257(void)
+{
+	char buf[16];
+
+	CHECK_INT(ftp_quote_257("/home/u", buf, sizeof(buf)), 7);
+	CHECK_STR(buf, "/home/u");
+	CHECK_INT(ftp_quote_257("/a\"b", buf, sizeof(buf)), 5);
+	CHECK_STR(buf, "/a\"\"b");
+	CHECK_INT(ftp_quote_257("\"\"", buf, sizeof(buf)), 4);
+	CHECK_STR(buf, "\"\"\"\"");
+	CHECK_INT(ftp_quote_257("", buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "");
+	CHECK_INT(ftp_quote_257("", buf, 0), -1);
+	/* Exactly fitting and one byte short, with and without a quote last. */
+	CHECK_INT(ftp_quote_257("123456789012345", buf, 16), 15);
+	CHECK_INT(ftp_quote_257("1234567890123456", buf, 16), -1);
+	CHECK_INT(ftp_quote_257("1234567890123\"", buf, 16), 15);
+	CHECK_STR(buf, "1234567890123\"\"");
+	CHECK_INT(ftp_quote_257("12345678901234\"", buf, 16), -1);
+	CHECK_INT(ftp_quote_257("\"\"\"\"\"\"\"\"", buf, 16), -1);
+	CHECK_INT(ftp_quote_257("a", buf, 1), -1);
+	CHECK_INT(ftp_quote_257("a", buf, 2), 1);
+}
+
+static void
+test_path_join(void)
+{
+	char buf[8];
+
+	CHECK_INT(ftp_path_join("/a", "b", buf, sizeof(buf)), 4);
+	CHECK_STR(buf, "/a/b");
+	CHECK_INT(ftp_path_join("/a/", "b", buf, sizeof(buf)), 4);
+	CHECK_STR(buf, "/a/b");
+	CHECK_INT(ftp_path_join("/a//", "/b", buf, sizeof(buf)), 4);
+	CHECK_STR(buf, "/a/b");
+	CHECK_INT(ftp_path_join("/", "b", buf, sizeof(buf)), 2);
+	CHECK_STR(buf, "/b");
+	CHECK_INT(ftp_path_join("", "b", buf, sizeof(buf)), 2);
+	CHECK_STR(buf, "/b");
+	CHECK_INT(ftp_path_join("/a", "", buf, sizeof(buf)), 3);
+	CHECK_STR(buf, "/a/");
+	CHECK_INT(ftp_path_join("/abc", "def", buf, sizeof(buf)), -1); /* 8+NUL */
+	CHECK_INT(ftp_path_join("/abc", "de", buf, sizeof(buf)), 7);
+	CHECK_STR(buf, "/abc/de");
+	CHECK_INT(ftp_path_join("/abcdefgh", "x", buf, sizeof(buf)), -1);
+	CHECK_INT(ftp_path_join("/a", "bcdefghijk", buf, sizeof(buf)), -1);
+	CHECK_INT(ftp_path_join("", "", buf, 1), -1);
+	CHECK_INT(ftp_path_join("", "", buf, 2), 1);
+	CHECK_INT(ftp_path_join("a", "b", buf, 0), -1);
+}
+
+static void
+test_path_ok(void)
+{
+	char *big = malloc(PATH_MAX + 1);
+
+	CHECK_INT(ftp_path_ok("/etc"), 0);
+	CHECK_INT(ftp_path_ok("a"), 0);
+	CHECK_INT(ftp_path_ok(""), -1);
+	CHECK_INT(ftp_path_ok(NULL), -1);
+	if (big == NULL)
+		return;
+	memset(big, 'a', PATH_MAX - 1);
+	big[PATH_MAX - 1] = '\0';
+	CHECK_INT(ftp_path_ok(big), 0);
+	big[PATH_MAX - 1] = 'a';
+	big[PATH_MAX] = '\0';
+	CHECK_INT(ftp_path_ok(big), -1);
+	free(big);
+}
+
+static void
+test_list_args(void)
+{
+	int hidden = -1;
+
+	CHECK_STR(ftp_list_args("", &hidden), "");
+	CHECK_INT(hidden, 0);
+	CHECK_STR(ftp_list_args(NULL, &hidden), "");
+	CHECK_STR(ftp_list_args("dir", &hidden), "dir");
+	CHECK_INT(hidden, 0);
+	CHECK_STR(ftp_list_args("-la", &hidden), "");
+	CHECK_INT(hidden, 1);
+	CHECK_STR(ftp_list_args("-l", &hidden), "");
+	CHECK_INT(hidden, 0);
+	CHECK_STR(ftp_list_args("-l -a dir", &hidden), "dir");
+	CHECK_INT(hidden, 1);
+	CHECK_STR(ftp_list_args("-A  sub dir", &hidden), "sub dir");
+	CHECK_INT(hidden, 1);
+	CHECK_STR(ftp_list_args("  -l\tdir ", &hidden), "dir ");
+	CHECK_INT(hidden, 0);
+	CHECK_STR(ftp_list_args("-lR /x/-y", &hidden), "/x/-y");
+	CHECK_INT(hidden, 0);
+	CHECK_STR(ftp_list_args("-foo", &hidden), "");	/* vsftpd does so */
+	CHECK_STR(ftp_list_args("./-foo", &hidden), "./-foo");
+	CHECK_STR(ftp_list_args("-", &hidden), "");
+	CHECK_STR(ftp_list_args("dir -a", &hidden), "dir -a");
+	CHECK_INT(hidden, 0);
+}
+
+int
+main(void)
+{
+	test_port();
+	test_eprt();
+	test_epsv();
+	test_pasv();
+	test_same_host();
+	test_quote_257();
+	test_path_join();
+	test_path_ok();
+	test_list_args();
+	return check_summary();
+}

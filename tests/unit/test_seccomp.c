@@ -1,0 +1,585 @@
+/*
+ * The seccomp policies, each role in a child process: what the role must be
+ * able to do still works, and each forbidden call kills the child with
+ * SIGSYS after it reported the syscall number on its report socket (or
+ * fails with the errno its policy names). Needs a kernel with seccomp;
+ * runs as any user (the filters set no_new_privs themselves).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+#include "ipc.h"
+#include "sandbox.h"
+#include "util.h"
+
+static int report_sv[2] = { -1, -1 };
+static int data_pipe[2] = { -1, -1 };
+static int ipc_sv[2] = { -1, -1 };	/* stands in for the IPC channel */
+static char tmpdir[64];
+static pid_t parent_pid;	/* the test itself, a process not ours to touch */
+
+/* --- Running one child under a policy -------------------------------- */
+
+struct expect {
+	int sig;		/* SIGSYS, or 0 for a normal exit */
+	int nr;			/* syscall the report names, with SIGSYS */
+	int code;		/* exit code otherwise */
+};
+
+/* Reads the child's report, if any: the syscall number, or -1 none. */
+static int
+read_report(const char *role, int *level)
+{
+	unsigned char buf[IPC_MAX_MSG];
+	char text[IPC_MAX_LOGMSG + 1], want[128];
+	struct ipc_msg m;
+	uint32_t lvl;
+	ssize_t n;
+	int nr;
+
+	n = recv(report_sv[0], buf, sizeof(buf), MSG_DONTWAIT);
+	if (n <= 0)
+		return -1;
+	/* The monitor's own decoder must accept what the handler built. */
+	CHECK_INT(ipc_decode(buf, (size_t)n, 0, &m), IPC_OK);
+	CHECK_INT(m.type, IPC_LOG);
+	CHECK_INT(ipc_get_u32(&m, &lvl), 0);
+	CHECK_INT(ipc_get_str(&m, text, sizeof(text), IPC_MAX_LOGMSG, NULL), 0);
+	CHECK_INT(ipc_get_end(&m), 0);
+	*level = (int)lvl;
+	if (sscanf(text, "seccomp-violation nr=%d", &nr) != 1)
+		return -2;
+	snprintf(want, sizeof(want), "seccomp-violation nr=%d role=%s", nr, role);
+	CHECK_STR(text, want);
+	return nr;
+}
+
+static void
+run_case(const char *what, enum sandbox_role role, int write_enable,
+    int (*fn)(void), struct expect e)
+{
+	static struct tw_config cfg;
+	int status, nr, level = -1;
+	pid_t pid;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.seccomp_sandbox = 1;
+	cfg.write_enable = write_enable;
+	fflush(NULL);
+	pid = fork();
+	if (pid == -1) {
+		perror("fork");
+		exit(2);
+	}
+	if (pid == 0) {
+		sandbox_set_report_fd(report_sv[1]);
+		sandbox_apply(role, &cfg);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid) {
+		perror("waitpid");
+		exit(2);
+	}
+	nr = read_report(sandbox_role_name(role), &level);
+	if (e.sig != 0) {
+		int ok = WIFSIGNALED(status) && WTERMSIG(status) == e.sig && nr == e.nr;
+
+		if (!ok)
+			fprintf(stderr, "%s (%s): status %#x, report nr %d (%s), "
+			    "want signal %d, nr %d\n", what,
+			    sandbox_role_name(role), status, nr,
+			    sandbox_syscall_name(nr), e.sig, e.nr);
+		CHECK(ok);
+		CHECK_INT(level, 3);
+	} else {
+		int ok = WIFEXITED(status) && WEXITSTATUS(status) == e.code && nr == -1;
+
+		if (!ok)
+			fprintf(stderr, "%s (%s): status %#x, report nr %d (%s), "
+			    "want exit %d\n", what, sandbox_role_name(role),
+			    status, nr, sandbox_syscall_name(nr), e.code);
+		CHECK(ok);
+	}
+}
+
+#define KILLED(n) ((struct expect){ SIGSYS, (n), 0 })
+#define EXITS(c) ((struct expect){ 0, -1, (c) })
+
+/* --- What every worker role must still be able to do ----------------- */
+
+static int
+worker_basics(void)
+{
+	struct pollfd pfd;
+	struct timespec ts;
+	unsigned char rnd[16];
+	char c, *big;
+	struct rlimit rl;
+	struct stat st;
+	int fl;
+
+	big = malloc(64 << 20);		/* past the mmap threshold */
+	if (big == NULL)
+		return 10;
+	memset(big, 1, 64 << 20);
+	free(big);
+	big = malloc(100);		/* brk */
+	if (big == NULL)
+		return 11;
+	free(big);
+	if (write(data_pipe[1], "x", 1) != 1)
+		return 12;
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0 ||
+	    clock_gettime(CLOCK_REALTIME, &ts) != 0)
+		return 13;
+	pfd.fd = data_pipe[0];
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 1000) != 1)
+		return 14;
+	if (read(data_pipe[0], &c, 1) != 1 || c != 'x')
+		return 15;
+	ts.tv_sec = 0;
+	ts.tv_nsec = 1000;
+	if (nanosleep(&ts, NULL) != 0)
+		return 16;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return 17;
+	/* The IPC channel: send, a peeking recv, fd flags, socket options. */
+	if (send(ipc_sv[1], "y", 1, MSG_NOSIGNAL) != 1)
+		return 18;
+	if (recv(ipc_sv[0], &c, 1, MSG_PEEK) != 1 || read(ipc_sv[0], &c, 1) != 1 ||
+	    c != 'y')
+		return 19;
+	fl = fcntl(ipc_sv[0], F_GETFL);
+	if (fl == -1 || fcntl(ipc_sv[0], F_SETFL, fl | O_NONBLOCK) == -1)
+		return 20;
+	fl = 1;
+	if (setsockopt(ipc_sv[0], SOL_SOCKET, SO_OOBINLINE, &fl, sizeof(fl)) != 0)
+		return 26;
+	if (fstat(data_pipe[0], &st) != 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 21;
+	if (isatty(data_pipe[0]))	/* TCGETS: ENOTTY, not a kill */
+		return 22;
+	alarm(100);
+	alarm(0);
+	if (getpid() <= 0)
+		return 23;
+	if (raise(SIGURG) != 0)		/* tgkill to ourselves; SIGURG is ignored */
+		return 24;
+	/* glibc probes get an errno, not a kill. */
+	if (syscall(SYS_clone3, NULL, 0) != -1 || errno != ENOSYS)
+		return 25;
+	return 0;
+}
+
+static int
+prelogin_open_refused(void)
+{
+	if (open("/etc/passwd", O_RDONLY) != -1 || errno != EACCES)
+		return 1;
+	if (openat(AT_FDCWD, "/etc/passwd", O_RDONLY) != -1 || errno != EACCES)
+		return 2;
+	return 0;
+}
+
+static int
+postlogin_reads(void)
+{
+	char path[128], buf[16];
+	int fd, s, c, a;
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	off_t off = 0;
+
+	snprintf(path, sizeof(path), "%s/file", tmpdir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1 || read(fd, buf, sizeof(buf)) != 5 || lseek(fd, 0, SEEK_SET) != 0)
+		return 1;
+	if (sendfile(data_pipe[1], fd, &off, 5) != 5 || read(data_pipe[0], buf, 5) != 5)
+		return 2;
+	close(fd);
+	if (chdir(tmpdir) != 0 || getcwd(path, sizeof(path)) == NULL)
+		return 3;
+	fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1 || syscall(SYS_getdents64, fd, path, sizeof(path)) <= 0)
+		return 4;
+	close(fd);
+	/* A PASV-style listener and a PORT-style connect to it. */
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s == -1)
+		return 5;
+	c = 1;
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &c, sizeof(c)) != 0)
+		return 6;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) != 0 || listen(s, 1) != 0 ||
+	    getsockname(s, (struct sockaddr *)&sin, &len) != 0)
+		return 7;
+	c = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	if (c == -1 || connect(c, (struct sockaddr *)&sin, sizeof(sin)) != 0)
+		return 8;
+	a = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+	if (a == -1 || write(c, "hi", 2) != 2 || read(a, buf, 2) != 2)
+		return 9;
+	if (shutdown(a, SHUT_RDWR) != 0)
+		return 10;
+	return 0;
+}
+
+static int
+postlogin_writes(void)
+{
+	char path[128], path2[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/up", tmpdir);
+	snprintf(path2, sizeof(path2), "%s/up2", tmpdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd == -1 || write(fd, "data", 4) != 4 || ftruncate(fd, 2) != 0)
+		return 1;
+	close(fd);
+	if (rename(path, path2) != 0 || unlink(path2) != 0)
+		return 2;
+	if (mkdir(path, 0700) != 0 || rmdir(path) != 0)
+		return 3;
+	return 0;
+}
+
+/* --- Forbidden calls: each one runs in its own child ------------------ */
+
+static int
+do_execve(void)
+{
+	char *argv[] = { "true", NULL }, *envp[] = { NULL };
+
+	execve("/bin/true", argv, envp);
+	return 99;
+}
+
+static int do_ptrace(void) { ptrace(PTRACE_TRACEME, 0, NULL, NULL); return 99; }
+static int do_setuid(void) { (void)!setuid(0); return 99; }
+static int do_mount(void) { mount("none", "/mnt", "tmpfs", 0, NULL); return 99; }
+static int do_inet(void) { socket(AF_INET, SOCK_STREAM, 0); return 99; }
+static int do_udp(void) { socket(AF_INET, SOCK_DGRAM, 0); return 99; }
+static int do_unix(void) { socket(AF_UNIX, SOCK_STREAM, 0); return 99; }
+static int do_kill(void) { kill(parent_pid, 0); return 99; }
+static int do_tgkill(void) { syscall(SYS_tgkill, parent_pid, parent_pid, 0); return 99; }
+static int do_fork(void) { fork(); return 99; }
+static int do_getpgid(void) { getpgid(0); return 99; }
+static int do_unshare_user(void) { unshare(CLONE_NEWUSER); return 99; }
+static int do_chroot(void) { (void)!chroot("/"); return 99; }
+
+static int
+do_mmap_exec(void)
+{
+	mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return 99;
+}
+
+static int
+do_mprotect_exec(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 98;
+	mprotect(p, 4096, PROT_READ | PROT_EXEC);
+	return 99;
+}
+
+static int
+do_open_write(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/file", tmpdir);
+	openat(AT_FDCWD, path, O_WRONLY);
+	return 99;
+}
+
+static int
+do_open_creat(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/new", tmpdir);
+	openat(AT_FDCWD, path, O_RDONLY | O_CREAT, 0600);
+	return 99;
+}
+
+static int
+do_unlinkat(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/file", tmpdir);
+	unlinkat(AT_FDCWD, path, 0);
+	return 99;
+}
+
+static int do_setrlimit(void)
+{
+	struct rlimit rl = { 1, 1 };
+
+	setrlimit(RLIMIT_CORE, &rl);
+	return 99;
+}
+
+static int
+do_fcntl_setown(void)
+{
+	fcntl(ipc_sv[0], F_SETOWN, parent_pid);
+	return 99;
+}
+
+static int
+do_futex_requeue(void)
+{
+	static uint32_t f1, f2;
+
+	syscall(SYS_futex, &f1, FUTEX_CMP_REQUEUE, 1, (void *)1, &f2, 0);
+	return 99;
+}
+
+static int
+do_sockopt(void)
+{
+	int one = 1;
+
+	setsockopt(report_sv[1], SOL_SOCKET, SO_DEBUG, &one, sizeof(one));
+	return 99;
+}
+
+/* --- Root roles ------------------------------------------------------- */
+
+static int
+root_basics(void)
+{
+	int status, fd;
+	pid_t pid;
+
+	fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return 1;
+	close(fd);
+	pid = fork();
+	if (pid == -1)
+		return 2;
+	if (pid == 0)
+		_exit(7);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 7)
+		return 3;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return 4;
+	close(fd);
+	return worker_basics() ? 5 : 0;
+}
+
+static int
+unsandboxed_probe(void)
+{
+	return getpgid(0) >= 0 && getppid() > 0 ? 0 : 1;
+}
+
+/* --- The cases -------------------------------------------------------- */
+
+static void
+test_names(void)
+{
+	CHECK_STR(sandbox_role_name(ROLE_WORKER_PRELOGIN), "worker-prelogin");
+	CHECK_STR(sandbox_role_name(ROLE_WORKER_POSTLOGIN), "worker-postlogin");
+	CHECK_STR(sandbox_role_name(ROLE_LISTENER), "listener");
+	CHECK_STR(sandbox_role_name((enum sandbox_role)99), "unknown");
+	CHECK_STR(sandbox_syscall_name(SCMP_SYS(execve)), "execve");
+	CHECK_STR(sandbox_syscall_name(SCMP_SYS(openat)), "openat");
+	CHECK_STR(sandbox_syscall_name(-1), "unknown");
+	CHECK_STR(sandbox_syscall_name(99999), "unknown");
+}
+
+static void
+test_workers(void)
+{
+	static const enum sandbox_role workers[] = {
+		ROLE_WORKER_PRELOGIN, ROLE_WORKER_POSTLOGIN, ROLE_TLS_RELAY,
+	};
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(workers); i++) {
+		enum sandbox_role r = workers[i];
+
+		run_case("basics", r, 0, worker_basics, EXITS(0));
+		run_case("execve", r, 0, do_execve, KILLED(SCMP_SYS(execve)));
+		run_case("ptrace", r, 0, do_ptrace, KILLED(SCMP_SYS(ptrace)));
+		run_case("setuid", r, 0, do_setuid, KILLED(SCMP_SYS(setuid)));
+		run_case("mount", r, 0, do_mount, KILLED(SCMP_SYS(mount)));
+		run_case("chroot", r, 0, do_chroot, KILLED(SCMP_SYS(chroot)));
+		run_case("mmap exec", r, 0, do_mmap_exec, KILLED(SCMP_SYS(mmap)));
+		run_case("mprotect exec", r, 0, do_mprotect_exec, KILLED(SCMP_SYS(mprotect)));
+		run_case("udp socket", r, 0, do_udp, KILLED(SCMP_SYS(socket)));
+		run_case("unix socket", r, 0, do_unix, KILLED(SCMP_SYS(socket)));
+		run_case("kill", r, 0, do_kill, KILLED(SCMP_SYS(kill)));
+		run_case("tgkill other", r, 0, do_tgkill, KILLED(SCMP_SYS(tgkill)));
+		run_case("fork", r, 0, do_fork, KILLED(SCMP_SYS(clone)));
+		run_case("setrlimit", r, 0, do_setrlimit, KILLED(SCMP_SYS(prlimit64)));
+		run_case("F_SETOWN", r, 0, do_fcntl_setown, KILLED(SCMP_SYS(fcntl)));
+		run_case("futex requeue", r, 0, do_futex_requeue, KILLED(SCMP_SYS(futex)));
+		run_case("SO_DEBUG", r, 0, do_sockopt, KILLED(SCMP_SYS(setsockopt)));
+		run_case("getpgid", r, 0, do_getpgid, KILLED(SCMP_SYS(getpgid)));
+		run_case("unshare", r, 0, do_unshare_user, KILLED(SCMP_SYS(unshare)));
+	}
+
+	/* Before login (and as TLS relay): no files, no sockets at all. */
+	run_case("open", ROLE_WORKER_PRELOGIN, 0, prelogin_open_refused, EXITS(0));
+	run_case("open", ROLE_TLS_RELAY, 0, prelogin_open_refused, EXITS(0));
+	run_case("inet socket", ROLE_WORKER_PRELOGIN, 0, do_inet, KILLED(SCMP_SYS(socket)));
+	run_case("inet socket", ROLE_TLS_RELAY, 0, do_inet, KILLED(SCMP_SYS(socket)));
+	run_case("reads", ROLE_WORKER_PRELOGIN, 0, postlogin_reads, EXITS(1));
+
+	/* After login: reads and TCP data sockets; writes with write_enable. */
+	run_case("reads", ROLE_WORKER_POSTLOGIN, 0, postlogin_reads, EXITS(0));
+	run_case("writes", ROLE_WORKER_POSTLOGIN, 1, postlogin_writes, EXITS(0));
+	run_case("reads (write_enable)", ROLE_WORKER_POSTLOGIN, 1, postlogin_reads, EXITS(0));
+	run_case("open for writing", ROLE_WORKER_POSTLOGIN, 0, do_open_write,
+	    KILLED(SCMP_SYS(openat)));
+	run_case("open O_CREAT", ROLE_WORKER_POSTLOGIN, 0, do_open_creat,
+	    KILLED(SCMP_SYS(openat)));
+	run_case("unlinkat", ROLE_WORKER_POSTLOGIN, 0, do_unlinkat,
+	    KILLED(SCMP_SYS(unlinkat)));
+	run_case("mmap exec (write_enable)", ROLE_WORKER_POSTLOGIN, 1, do_mmap_exec,
+	    KILLED(SCMP_SYS(mmap)));
+	run_case("setuid (write_enable)", ROLE_WORKER_POSTLOGIN, 1, do_setuid,
+	    KILLED(SCMP_SYS(setuid)));
+}
+
+static void
+test_root_roles(void)
+{
+	static const enum sandbox_role roles[] = {
+		ROLE_LISTENER, ROLE_MONITOR_PRELOGIN, ROLE_MONITOR_POSTLOGIN,
+	};
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(roles); i++) {
+		enum sandbox_role r = roles[i];
+
+		if (r != ROLE_MONITOR_POSTLOGIN)
+			run_case("basics", r, 0, root_basics, EXITS(0));
+		else
+			run_case("basics", r, 0, worker_basics, EXITS(0));
+		run_case("execve", r, 0, do_execve, KILLED(SCMP_SYS(execve)));
+		run_case("ptrace", r, 0, do_ptrace, KILLED(SCMP_SYS(ptrace)));
+		run_case("mount", r, 0, do_mount, KILLED(SCMP_SYS(mount)));
+		run_case("unshare user", r, 0, do_unshare_user, KILLED(SCMP_SYS(unshare)));
+	}
+	/* After login the monitor no longer forks or changes credentials. */
+	run_case("fork", ROLE_MONITOR_POSTLOGIN, 0, do_fork, KILLED(SCMP_SYS(clone)));
+	run_case("setuid", ROLE_MONITOR_POSTLOGIN, 0, do_setuid, KILLED(SCMP_SYS(setuid)));
+}
+
+static void
+test_switches(void)
+{
+	static struct tw_config cfg;
+	int status;
+	pid_t pid;
+
+	/* seccomp_sandbox=NO: no filter at all. */
+	memset(&cfg, 0, sizeof(cfg));
+	pid = fork();
+	if (pid == 0) {
+		sandbox_apply(ROLE_WORKER_PRELOGIN, &cfg);
+		_exit(unsandboxed_probe());
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 0);
+
+	/* Log-only: the kernel logs and the call runs. */
+	cfg.seccomp_sandbox = 1;
+	pid = fork();
+	if (pid == 0) {
+		sandbox_log_only = 1;
+		sandbox_apply(ROLE_WORKER_PRELOGIN, &cfg);
+		_exit(unsandboxed_probe());
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 0);
+	CHECK(recv(report_sv[0], &status, sizeof(status), MSG_DONTWAIT) == -1);
+}
+
+static void
+setup(void)
+{
+	char path[128];
+	int fd;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report_sv) != 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ipc_sv) != 0 ||
+	    pipe2(data_pipe, O_CLOEXEC) != 0) {
+		perror("setup");
+		exit(2);
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tw-seccomp-XXXXXX");
+	if (mkdtemp(tmpdir) == NULL) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	snprintf(path, sizeof(path), "%s/file", tmpdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd == -1 || write(fd, "hello", 5) != 5) {
+		perror(path);
+		exit(2);
+	}
+	close(fd);
+	/* SIGURG's default is to ignore; the children raise it. */
+	signal(SIGURG, SIG_DFL);
+}
+
+static void
+cleanup(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/file", tmpdir);
+	unlink(path);
+	rmdir(tmpdir);
+}
+
+int
+main(void)
+{
+	parent_pid = getpid();
+	setup();
+	test_names();
+	test_workers();
+	test_root_roles();
+	test_switches();
+	cleanup();
+	return check_summary();
+}
