@@ -36,6 +36,8 @@ enum ipc_type {
 	/* monitor -> worker */
 	IPC_LOGIN_RESULT,	/* u32 result (enum ipc_login_result) */
 	IPC_FD_RESULT,		/* u32 errno (0 = ok); fd present iff errno == 0 */
+	/* listener -> pooled monitor, and monitor -> pre-login worker */
+	IPC_CLIENT_FD,		/* no payload; fd: the accepted control connection */
 	IPC_TYPE_COUNT
 };
 

@@ -99,23 +99,6 @@ monitor_reply_u32(enum ipc_type type, uint32_t v, int fd)
 
 /* --- Starting workers --- */
 
-/*
- * Leaves the child with only the descriptors it needs: 0-2 and the two
- * given ones. Everything else the monitor holds (the log file, other
- * sockets) must not reach a process that parses client input.
- */
-static void
-close_other_fds(int a, int b)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-
-	if (lo > 3)
-		close_range(3, (unsigned)lo - 1, 0);
-	if (hi > lo + 1)
-		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-	close_range((unsigned)hi + 1, ~0U, 0);
-}
-
 static pid_t
 start_worker(int post_login, int *ipc_out)
 {
@@ -133,7 +116,16 @@ start_worker(int post_login, int *ipc_out)
 		return pid;
 	}
 	close(sv[0]);
-	close_other_fds(mon.client_fd, sv[1]);
+	/*
+	 * Only the control connection and the IPC socket: nothing else the
+	 * monitor holds (the log file, the listener's channel) may reach a
+	 * process that parses client input.
+	 */
+	{
+		int keep[2] = { mon.client_fd, sv[1] };
+
+		tw_close_fds_except(keep, 2);
+	}
 	log_to_ipc(sv[1]);
 	log_set_role("worker");
 	if (!post_login) {
@@ -336,17 +328,14 @@ monitor_worker_gone(void)
 	_exit(0);
 }
 
-void
-session_run(const struct tw_config *cfg, int client_fd)
+/* Learns who the client is; the monitor never reads what it sends. */
+static void
+monitor_attach_client(int client_fd)
 {
 	socklen_t len;
 	const void *a;
 
-	memset(&mon, 0, sizeof(mon));
-	mon.cfg = cfg;
 	mon.client_fd = client_fd;
-	mon.state = ST_PRELOGIN;
-	mon.last_seccomp_nr = -1;
 	len = sizeof(mon.peer);
 	if (getpeername(client_fd, (struct sockaddr *)&mon.peer, &len) != 0)
 		die("getpeername: %s", strerror(errno));
@@ -357,8 +346,22 @@ session_run(const struct tw_config *cfg, int client_fd)
 		? (const void *)&((struct sockaddr_in *)&mon.peer)->sin_addr
 		: (const void *)&((struct sockaddr_in6 *)&mon.peer)->sin6_addr;
 	inet_ntop(mon.peer.ss_family, a, mon.peer_ip, sizeof(mon.peer_ip));
+}
 
-	mon.worker = start_worker(0, &mon.ipc_fd);
+static void
+monitor_init(const struct tw_config *cfg)
+{
+	memset(&mon, 0, sizeof(mon));
+	mon.cfg = cfg;
+	mon.client_fd = -1;
+	mon.state = ST_PRELOGIN;
+	mon.last_seccomp_nr = -1;
+	tw_strlcpy(mon.peer_ip, "?", sizeof(mon.peer_ip));
+}
+
+static void __attribute__((noreturn))
+monitor_loop(void)
+{
 	for (;;) {
 		struct ipc_msg m;
 		int rc = ipc_recv(mon.ipc_fd, &m);
@@ -372,4 +375,37 @@ session_run(const struct tw_config *cfg, int client_fd)
 		}
 		monitor_dispatch(&m);
 	}
+}
+
+void
+session_run(const struct tw_config *cfg, int client_fd)
+{
+	monitor_init(cfg);
+	monitor_attach_client(client_fd);
+	mon.worker = start_worker(0, &mon.ipc_fd);
+	monitor_loop();
+}
+
+void
+session_run_pooled(const struct tw_config *cfg, int chan)
+{
+	struct ipc_msg m;
+	int rc;
+
+	monitor_init(cfg);
+	mon.worker = start_worker(0, &mon.ipc_fd);
+	/* Ready: wait for the listener to hand us a client. */
+	rc = ipc_recv(chan, &m);
+	if (rc != 0 || m.type != IPC_CLIENT_FD || m.fd < 0 || ipc_get_end(&m) != 0) {
+		if (rc == 0 && m.fd >= 0)
+			close(m.fd);
+		monitor_end(0);	/* the listener closed the pool or is gone */
+	}
+	close(chan);
+	monitor_attach_client(m.fd);
+	ipc_init(&m, IPC_CLIENT_FD);
+	m.fd = mon.client_fd;
+	if (ipc_send(mon.ipc_fd, &m) != 0)
+		monitor_worker_gone();
+	monitor_loop();
 }

@@ -25,4 +25,12 @@ extern struct tw_runtime tw_rt;
  */
 void session_run(const struct tw_config *cfg, int client_fd) __attribute__((noreturn));
 
+/*
+ * A pre-forked session for the listener's pool: starts the pre-login
+ * worker at once (it chroots, drops privileges and installs its sandbox
+ * while no client waits), then blocks on chan until the listener sends an
+ * IPC_CLIENT_FD with the accepted connection. Never returns.
+ */
+void session_run_pooled(const struct tw_config *cfg, int chan) __attribute__((noreturn));
+
 #endif

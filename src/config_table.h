@@ -27,6 +27,8 @@ CFG_UINT(max_clients, 2000, 0, 100000,
 	"Most concurrent sessions; the next connection gets 421 and is closed before any session process is given to it. 0 means no limit.")
 CFG_UINT(max_per_ip, 50, 0, 100000,
 	"Most concurrent sessions from one client address; 0 means no limit.")
+CFG_UINT(prefork_sessions, 32, 0, 4096,
+	"Session pairs (monitor and pre-login worker, already chrooted and sandboxed) the listener keeps ready, so that a new connection costs a descriptor hand-off instead of two forks and a sandbox set-up. The pool is refilled outside the accept path; when a burst empties it, further connections are forked on demand. 0 forks every session on accept.")
 
 /* --- Users and login --- */
 CFG_BOOL(anonymous_enable, 0,

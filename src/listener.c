@@ -19,9 +19,11 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "ipc.h"
 #include "log.h"
 #include "monitor.h"
 #include "util.h"
@@ -54,6 +56,24 @@ struct session_table {
 };
 
 static struct session_table sessions;
+
+/*
+ * The pool of ready session pairs: each slot is a pre-forked monitor
+ * (whose pre-login worker is already sandboxed) and the channel to send
+ * it a client on. The listener holds a channel only while the pair is
+ * idle; after the hand-off it keeps nothing but the pid.
+ */
+struct pool_slot {
+	pid_t pid;
+	int chan;
+};
+
+static struct {
+	struct pool_slot *slots;
+	size_t n, cap;
+	unsigned long on_demand;	/* connections forked because the pool was empty */
+	time_t burst_logged;
+} pool;
 
 static size_t
 hash_bytes(const unsigned char *p, size_t n)
@@ -234,13 +254,30 @@ session_added(pid_t pid, const struct addr_key *a)
 }
 
 static void
+pool_forget(pid_t pid)
+{
+	size_t i;
+
+	/* The pool is small (prefork_sessions), unlike the session table. */
+	for (i = 0; i < pool.n; i++) {
+		if (pool.slots[i].pid == pid) {
+			close(pool.slots[i].chan);
+			pool.slots[i] = pool.slots[--pool.n];
+			return;
+		}
+	}
+}
+
+static void
 session_reaped(pid_t pid)
 {
 	struct pid_slot *s = pid_find(pid);
 	struct addr_slot *as;
 
-	if (s == NULL)
+	if (s == NULL) {
+		pool_forget(pid);
 		return;
+	}
 	as = addr_find(&s->addr, 0);
 	if (as != NULL && --as->count == 0)
 		addr_delete(as);
@@ -301,15 +338,113 @@ refuse(int fd, const char *reply)
 	close(fd);
 }
 
+/*
+ * In a freshly forked session process: drop everything of the listener's
+ * but the log and the one descriptor the session needs.
+ */
 static void
-spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storage *peer,
-	      const int *lfds, size_t nl, int sigfd)
+session_child_setup(int keep_fd)
+{
+	int keep[2] = { log_fd(), keep_fd };
+	sigset_t none;
+
+	tw_close_fds_except(keep, 2);
+	sigemptyset(&none);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* A session must not outlive the listener's SIGTERM or death. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() == 1)
+		_exit(0);
+	log_set_role("monitor");
+}
+
+static void
+pool_spawn(const struct tw_config *cfg)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (ipc_socketpair(sv) != 0) {
+		tw_log(TW_LOG_ERR, "socketpair for the pool: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		tw_log(TW_LOG_ERR, "fork for the pool: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	if (pid == 0) {
+		session_child_setup(sv[1]);
+		session_run_pooled(cfg, sv[1]);
+	}
+	close(sv[1]);
+	if (pool.n == pool.cap) {
+		size_t ncap = pool.cap ? pool.cap * 2 : 64;
+		struct pool_slot *ns = realloc(pool.slots, ncap * sizeof(*ns));
+
+		if (ns == NULL) {
+			kill(pid, SIGTERM);
+			close(sv[0]);
+			return;
+		}
+		pool.slots = ns;
+		pool.cap = ncap;
+	}
+	pool.slots[pool.n].pid = pid;
+	pool.slots[pool.n].chan = sv[0];
+	pool.n++;
+}
+
+/*
+ * Tops the pool up to prefork_sessions, a bounded number of forks per
+ * call so the listener gets back to accepting. Returns whether more are
+ * needed.
+ */
+static int
+pool_refill(const struct tw_config *cfg)
+{
+	unsigned budget = 8;
+
+	while (pool.n < cfg->prefork_sessions && budget-- > 0)
+		pool_spawn(cfg);
+	return pool.n < cfg->prefork_sessions;
+}
+
+/* Gives cfd to a ready pair. 0 on success, -1 when none took it. */
+static int
+pool_hand_off(int cfd, const struct addr_key *key)
+{
+	while (pool.n > 0) {
+		struct pool_slot slot = pool.slots[--pool.n];
+		struct ipc_msg m;
+		int rc;
+
+		ipc_init(&m, IPC_CLIENT_FD);
+		m.fd = cfd;
+		rc = ipc_send(slot.chan, &m);
+		close(slot.chan);
+		if (rc == 0) {
+			session_added(slot.pid, key);
+			return 0;
+		}
+		/* A pair that died while idle; SIGCHLD reaps it. */
+		kill(slot.pid, SIGKILL);
+	}
+	return -1;
+}
+
+static void
+spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storage *peer)
 {
 	struct addr_key key;
 	struct addr_slot *as;
-	sigset_t all;
 	pid_t pid;
-	size_t i;
 
 	addr_key_of(peer, &key);
 	if (cfg->max_clients != 0 && sessions.nsessions >= cfg->max_clients) {
@@ -325,6 +460,21 @@ spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storag
 		       cfg->max_per_ip);
 		return;
 	}
+	if (pool_hand_off(cfd, &key) == 0) {
+		close(cfd);
+		return;
+	}
+	if (cfg->prefork_sessions > 0) {
+		time_t now = time(NULL);
+
+		pool.on_demand++;
+		if (now != pool.burst_logged) {
+			pool.burst_logged = now;
+			tw_log(TW_LOG_INFO, "burst: pool of %u ready sessions empty, "
+			       "forking on demand (%lu so far)", cfg->prefork_sessions,
+			       pool.on_demand);
+		}
+	}
 	pid = fork();
 	if (pid < 0) {
 		refuse(cfd, "421 Service not available, try later.\r\n");
@@ -332,20 +482,7 @@ spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storag
 		return;
 	}
 	if (pid == 0) {
-		for (i = 0; i < nl; i++)
-			close(lfds[i]);
-		close(sigfd);
-		sigemptyset(&all);
-		signal(SIGCHLD, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		/* A session must not outlive the listener's SIGTERM or death. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() == 1)
-			_exit(0);
-		log_set_role("monitor");
+		session_child_setup(cfd);
 		session_run(cfg, cfd);
 	}
 	close(cfd);
@@ -353,7 +490,7 @@ spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storag
 }
 
 static void
-accept_all(const struct tw_config *cfg, int lfd, const int *lfds, size_t nl, int sigfd)
+accept_all(const struct tw_config *cfg, int lfd)
 {
 	/* Bounded: one poll wake-up serves at most this many connections. */
 	int budget = 256;
@@ -370,7 +507,7 @@ accept_all(const struct tw_config *cfg, int lfd, const int *lfds, size_t nl, int
 				tw_log(TW_LOG_WARN, "accept: %s", strerror(errno));
 			return;
 		}
-		spawn_session(cfg, cfd, &peer, lfds, nl, sigfd);
+		spawn_session(cfg, cfd, &peer);
 	}
 }
 
@@ -392,6 +529,8 @@ shutdown_sessions(void)
 	for (i = 0; i < sessions.cap; i++)
 		if (sessions.pids[i].pid != 0)
 			kill(sessions.pids[i].pid, SIGTERM);
+	for (i = 0; i < pool.n; i++)
+		kill(pool.slots[i].pid, SIGTERM);
 	tw_log(TW_LOG_INFO, "listener stopping, %zu sessions told to end", sessions.nsessions);
 	exit(0);
 }
@@ -457,7 +596,10 @@ listener_run(const struct tw_config *cfg)
 	pfd[nl].fd = sigfd;
 	pfd[nl].events = POLLIN;
 	for (;;) {
-		if (poll(pfd, nl + 1, -1) < 0) {
+		/* Refill between events; poll without waiting while short. */
+		int more = pool_refill(cfg);
+
+		if (poll(pfd, nl + 1, more ? 0 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			die("poll: %s", strerror(errno));
@@ -478,6 +620,6 @@ listener_run(const struct tw_config *cfg)
 		}
 		for (i = 0; i < nl; i++)
 			if (pfd[i].revents & POLLIN)
-				accept_all(cfg, lfds[i], lfds, nl, sigfd);
+				accept_all(cfg, lfds[i]);
 	}
 }

@@ -116,3 +116,26 @@ tw_strcaseeq(const char *a, const char *b)
 			return 1;
 	}
 }
+
+void
+tw_close_fds_except(const int *keep, size_t n)
+{
+	unsigned int next = 3;
+
+	for (;;) {
+		unsigned int lowest = ~0U;
+		size_t i;
+
+		/* The smallest kept descriptor at or above next. */
+		for (i = 0; i < n; i++)
+			if (keep[i] >= (int)next && (unsigned int)keep[i] < lowest)
+				lowest = (unsigned int)keep[i];
+		if (lowest == ~0U) {
+			close_range(next, ~0U, 0);
+			return;
+		}
+		if (lowest > next)
+			close_range(next, lowest - 1, 0);
+		next = lowest + 1;
+	}
+}

@@ -41,6 +41,13 @@ int tw_snprintf(char *dst, size_t dstsz, const char *fmt, ...)
 int tw_parse_uint(const char *s, unsigned long long min, unsigned long long max,
 		  unsigned long long *out);
 
+/*
+ * Closes every descriptor >= 3 except the n listed in keep (negative
+ * entries are ignored). Used before a process starts a new role, so that
+ * nothing the parent held leaks into it.
+ */
+void tw_close_fds_except(const int *keep, size_t n);
+
 /* Case-insensitive ASCII compare of a command verb. */
 int tw_strcaseeq(const char *a, const char *b);
 

@@ -205,6 +205,15 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 	struct session *s = &sess;
 	char line[CTRL_MAX_LINE + 1];
 
+	if (ctrl_fd < 0) {
+		/* Pre-forked: the monitor sends the connection when one comes. */
+		struct ipc_msg m;
+
+		if (ipc_recv(ipc_fd, &m) != 0 || m.type != IPC_CLIENT_FD || m.fd < 0 ||
+		    ipc_get_end(&m) != 0)
+			_exit(0);
+		ctrl_fd = m.fd;
+	}
 	session_init(s, cfg, ctrl_fd, ipc_fd);
 	if (cfg->ftpd_banner[0] != '\0')
 		ctrl_reply(&s->ctrl, 220, "%s", cfg->ftpd_banner);

@@ -58,6 +58,7 @@ struct session {
 };
 
 /* --- worker.c --- */
+/* ctrl_fd < 0: pre-forked, the control connection arrives as IPC_CLIENT_FD. */
 void worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 	__attribute__((noreturn));
 void worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
