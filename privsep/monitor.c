@@ -196,6 +196,14 @@ monitor_handle_login(struct ipc_msg *m)
 		close(mon.ipc_fd);
 		mon.state = ST_POSTLOGIN;
 		mon.worker = start_worker(1, &mon.ipc_fd);
+		/*
+		 * From here on the monitor only relays logs (and, with
+		 * connect_from_port_20, makes port-20 sockets): it gives up
+		 * root and every file.
+		 */
+		creds_monitor_postlogin(mon.user.uid, mon.user.gid, mon.cfg->secure_chroot_dir,
+					mon.cfg->connect_from_port_20);
+		explicit_bzero(&mon.user, sizeof(mon.user));
 		return;
 	}
 	mon.login_fails++;
@@ -381,6 +389,7 @@ void
 session_run(const struct tw_config *cfg, int client_fd)
 {
 	monitor_init(cfg);
+	creds_monitor_prelogin();
 	monitor_attach_client(client_fd);
 	mon.worker = start_worker(0, &mon.ipc_fd);
 	monitor_loop();
@@ -393,6 +402,7 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 	int rc;
 
 	monitor_init(cfg);
+	creds_monitor_prelogin();
 	mon.worker = start_worker(0, &mon.ipc_fd);
 	/* Ready: wait for the listener to hand us a client. */
 	rc = ipc_recv(chan, &m);

@@ -23,29 +23,8 @@
  * passive listener, a file and a directory, plus slack for libc. */
 #define WORKER_MAX_FILES 32
 
-static void
-drop_bounding_set(void)
-{
-	cap_value_t c;
-
-	for (c = 0; c <= CAP_LAST_CAP; c++) {
-		if (cap_drop_bound(c) != 0 && errno != EINVAL)
-			die("cannot drop capability %d from the bounding set: %s",
-			    (int)c, strerror(errno));
-	}
-}
-
-static void
-clear_capabilities(void)
-{
-	cap_t empty = cap_init();
-
-	if (empty == NULL || cap_set_proc(empty) != 0)
-		die("cannot clear capabilities: %s", strerror(errno));
-	cap_free(empty);
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
-		die("cannot clear ambient capabilities: %s", strerror(errno));
-}
+static void bound_capabilities(const cap_value_t *caps, int n);
+static void set_capabilities(const cap_value_t *caps, int n);
 
 static void
 set_limit(int resource, rlim_t value)
@@ -71,12 +50,12 @@ creds_become(const struct creds_target *t)
 			die("chroot to %s: %s", t->chroot_dir, strerror(errno));
 	}
 	/* Needs CAP_SETPCAP, so it must happen while still root. */
-	drop_bounding_set();
+	bound_capabilities(NULL, 0);
 	if (setresgid(t->gid, t->gid, t->gid) != 0)
 		die("setresgid(%u): %s", (unsigned)t->gid, strerror(errno));
 	if (setresuid(t->uid, t->uid, t->uid) != 0)
 		die("setresuid(%u): %s", (unsigned)t->uid, strerror(errno));
-	clear_capabilities();
+	set_capabilities(NULL, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	/*
@@ -101,4 +80,103 @@ creds_become(const struct creds_target *t)
 		bug("credentials did not change as asked");
 	if (setuid(0) == 0 || setgid(0) == 0)
 		bug("root could be regained after dropping privileges");
+}
+
+static int
+cap_listed(cap_value_t c, const cap_value_t *caps, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (caps[i] == c)
+			return 1;
+	return 0;
+}
+
+/* Drops every capability but caps[0..n) from the bounding set (needs CAP_SETPCAP). */
+static void
+bound_capabilities(const cap_value_t *caps, int n)
+{
+	cap_value_t c;
+
+	for (c = 0; c <= CAP_LAST_CAP; c++) {
+		if (!cap_listed(c, caps, n) && cap_drop_bound(c) != 0 && errno != EINVAL)
+			die("cannot drop capability %d from the bounding set: %s",
+			    (int)c, strerror(errno));
+	}
+}
+
+/*
+ * Sets permitted and effective to caps[0..n) (those of them the process
+ * still has: a container may have taken some away already); no
+ * inheritable, no ambient.
+ */
+static void
+set_capabilities(const cap_value_t *caps, int n)
+{
+	cap_t now = cap_get_proc(), next = cap_init();
+	int i;
+
+	if (now == NULL || next == NULL)
+		die("cannot read capabilities: %s", strerror(errno));
+	for (i = 0; i < n; i++) {
+		cap_flag_value_t have = CAP_CLEAR;
+
+		if (cap_get_flag(now, caps[i], CAP_PERMITTED, &have) != 0 || have != CAP_SET)
+			continue;
+		if (cap_set_flag(next, CAP_PERMITTED, 1, &caps[i], CAP_SET) != 0 ||
+		    cap_set_flag(next, CAP_EFFECTIVE, 1, &caps[i], CAP_SET) != 0)
+			die("cannot set capabilities: %s", strerror(errno));
+	}
+	if (cap_set_proc(next) != 0)
+		die("cannot set capabilities: %s", strerror(errno));
+	cap_free(now);
+	cap_free(next);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+		die("cannot clear ambient capabilities: %s", strerror(errno));
+}
+
+void
+creds_monitor_prelogin(void)
+{
+	static const cap_value_t caps[] = {
+		CAP_SETUID, CAP_SETGID, CAP_SYS_CHROOT, CAP_SETPCAP, CAP_KILL,
+		CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE, CAP_NET_BIND_SERVICE,
+		CAP_CHOWN, CAP_AUDIT_WRITE, CAP_SYS_RESOURCE,
+	};
+	int n = (int)(sizeof(caps) / sizeof(caps[0]));
+
+	bound_capabilities(caps, n);
+	set_capabilities(caps, n);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		die("PR_SET_DUMPABLE: %s", strerror(errno));
+}
+
+void
+creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int keep_net_bind)
+{
+	static const cap_value_t net_bind[] = { CAP_NET_BIND_SERVICE };
+	int n = keep_net_bind ? 1 : 0;
+
+	if (uid == 0 || gid == 0)
+		bug("creds_monitor_postlogin to uid %u gid %u", (unsigned)uid, (unsigned)gid);
+	if (setgroups(0, NULL) != 0)
+		die("setgroups: %s", strerror(errno));
+	if (chdir(chroot_dir) != 0 || chroot(".") != 0 || chdir("/") != 0)
+		die("chroot to %s: %s", chroot_dir, strerror(errno));
+	bound_capabilities(net_bind, n);
+	/* Keep the permitted set across the uid change, then cut it. */
+	if (prctl(PR_SET_KEEPCAPS, n, 0, 0, 0) != 0)
+		die("PR_SET_KEEPCAPS: %s", strerror(errno));
+	if (setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0)
+		die("cannot drop the monitor to uid %u: %s", (unsigned)uid, strerror(errno));
+	set_capabilities(net_bind, n);
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0)
+		die("PR_SET_KEEPCAPS: %s", strerror(errno));
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		die("PR_SET_DUMPABLE: %s", strerror(errno));
+	if (setuid(0) == 0)
+		bug("root could be regained by the post-login monitor");
 }

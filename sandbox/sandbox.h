@@ -43,6 +43,22 @@ struct creds_target {
 void creds_become(const struct creds_target *t);
 
 /*
+ * The session monitor before login: bounding, permitted and effective
+ * capability sets cut to what starting workers and running PAM need
+ * (setuid/setgid, chroot, setpcap, kill, dac_read_search/override for
+ * the shadow file, net_bind_service, chown, audit_write). Dies on failure.
+ */
+void creds_monitor_prelogin(void);
+
+/*
+ * The session monitor after login: chroots to chroot_dir (it no longer
+ * needs any file), becomes uid/gid, and keeps only CAP_NET_BIND_SERVICE
+ * when keep_net_bind (connect_from_port_20), else no capability at all.
+ * no_new_privs and not dumpable, like every other session process.
+ */
+void creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int keep_net_bind);
+
+/*
  * Installs the seccomp policy of role (unless cfg->seccomp_sandbox is NO).
  * Dies if the filter cannot be loaded.
  */
