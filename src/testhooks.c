@@ -1,0 +1,87 @@
+/*
+ * Test-only: "SITE TWTEST <action> [arg]" makes the worker attempt a
+ * forbidden action, so that end-to-end tests can prove each wall of the
+ * sandbox against a live session. Compiled in only with -Dtest_hooks=true
+ * (never in a release build); otherwise SITE TWTEST is an unknown SITE
+ * command like any other.
+ */
+#include "tw_build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "worker.h"
+
+#if TW_TEST_HOOKS
+
+static long
+attempt(const char *action, const char *arg)
+{
+	char *const argv[] = { (char *)"/bin/true", NULL };
+	long pid = arg[0] != '\0' ? strtol(arg, NULL, 10) : 1;
+
+	if (strcmp(action, "execve") == 0)
+		return execve("/bin/true", argv, argv + 1);
+	if (strcmp(action, "ptrace") == 0)
+		return ptrace(PTRACE_ATTACH, (pid_t)pid, NULL, NULL);
+	if (strcmp(action, "kill") == 0)
+		return kill((pid_t)pid, SIGKILL);
+	if (strcmp(action, "socket_inet") == 0)
+		return socket(AF_INET, SOCK_STREAM, 0);
+	if (strcmp(action, "socket_unix") == 0)
+		return socket(AF_UNIX, SOCK_STREAM, 0);
+	if (strcmp(action, "setuid0") == 0)
+		return setuid(0);
+	if (strcmp(action, "mount") == 0)
+		return mount("none", "/", "tmpfs", 0, NULL);
+	if (strcmp(action, "open_read") == 0)
+		return open(arg, O_RDONLY);
+	if (strcmp(action, "open_write") == 0)
+		return open(arg, O_WRONLY | O_CREAT, 0644);
+	if (strcmp(action, "unshare") == 0)
+		return syscall(SYS_unshare, 0x40000000 /* CLONE_NEWNET */);
+	errno = EINVAL;
+	return -2;
+}
+
+int
+testhook_run(struct session *s, const char *arg)
+{
+	char action[64];
+	const char *sp = strchr(arg, ' ');
+	size_t n = sp != NULL ? (size_t)(sp - arg) : strlen(arg);
+	long rc;
+
+	if (n == 0 || n >= sizeof(action)) {
+		ctrl_reply(&s->ctrl, 501, "TWTEST needs an action.");
+		return 1;
+	}
+	memcpy(action, arg, n);
+	action[n] = '\0';
+	errno = 0;
+	rc = attempt(action, sp != NULL ? sp + 1 : "");
+	/* Still alive: the sandbox refused with an errno (or allowed it). */
+	ctrl_reply(&s->ctrl, 200, "TWTEST %s rc=%ld errno=%d", action, rc, errno);
+	return 1;
+}
+
+#else
+
+int
+testhook_run(struct session *s, const char *arg)
+{
+	(void)s;
+	(void)arg;
+	return 0;
+}
+
+#endif
