@@ -124,7 +124,7 @@ usage(void)
 	    "       ftpbench robots -hHOST -P# -n#users -c#concurrent-connects\n"
 	    "                      -t#seconds -b#bytes/s-per-user -B#min-bytes/s\n"
 	    "                      -uUSER -pPASS -fFILE -m#packet [-j workers]\n"
-	    "                      [-T TIMEOUT] [-E] [-v]\n");
+	    "                      [-T TIMEOUT] [-r RCVBUF] [-E] [-v]\n");
 	exit(2);
 }
 

@@ -72,11 +72,15 @@ ftp_reply_next(struct ftp_reply *r, int *code)
 		if (nl == NULL) {
 			if (r->len < sizeof(r->buf))
 				return 0;
-			/* Overlong: tolerated only as a middle line. */
-			if (!r->skipping && (r->ml_code == 0 ||
-			    (line_code(r->buf, r->len) == r->ml_code &&
-			     r->buf[3] == ' ')))
-				return -1;
+			/* Overlong: tolerated only where it cannot end a reply. */
+			if (!r->skipping) {
+				c = line_code(r->buf, r->len);
+				if (r->ml_code == 0 && c > 0 && r->buf[3] == '-')
+					r->ml_code = c;
+				else if (r->ml_code == 0 ||
+					 (c == r->ml_code && r->buf[3] == ' '))
+					return -1;
+			}
 			r->skipping = 1;
 			r->len = 0;
 			return 0;

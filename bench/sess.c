@@ -261,12 +261,15 @@ sock_error(int fd)
 }
 
 static int
-open_socket(const struct sockaddr_storage *sa, socklen_t alen)
+open_socket(const struct sockaddr_storage *sa, socklen_t alen, int rcvbuf)
 {
 	int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
+	/* Before connect, so the window scale is chosen to match. */
+	if (rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (connect(fd, (const struct sockaddr *)sa, alen) < 0 &&
 	    errno != EINPROGRESS) {
 		int e = errno;
@@ -339,7 +342,7 @@ data_open(struct fb_loop *L, struct sess *s, uint16_t port)
 		((struct sockaddr_in6 *)&sa)->sin6_port = htons(port);
 	else
 		((struct sockaddr_in *)&sa)->sin_port = htons(port);
-	s->dfd = open_socket(&sa, L->tgt->alen);
+	s->dfd = open_socket(&sa, L->tgt->alen, L->tgt->data_rcvbuf);
 	if (s->dfd < 0) {
 		fail(L, s, errno == EMFILE || errno == ENFILE ?
 		     "out of fds for data connection" : "data connect failed");
@@ -716,7 +719,7 @@ sess_login(struct fb_loop *L, struct sess *s)
 	sess_close(L, s);
 	begin_op(s, OP_LOGIN);
 	ftp_reply_init(&s->rr);
-	s->cfd = open_socket(&L->tgt->addr, L->tgt->alen);
+	s->cfd = open_socket(&L->tgt->addr, L->tgt->alen, 0);
 	if (s->cfd < 0) {
 		fail(L, s, errno == EMFILE || errno == ENFILE ?
 		     "out of fds for control connection" : "connect failed");
@@ -843,13 +846,21 @@ run_timers(struct fb_loop *L, double now)
 static void
 sweep(struct fb_loop *L, double now)
 {
+	/* Which step timed out says whether the listener, login or data lags. */
+	static const char *const why[] = {
+		[SS_CONNECT] = "timeout: connect", [SS_GREET] = "timeout: greeting",
+		[SS_USER] = "timeout: USER", [SS_PASS] = "timeout: PASS",
+		[SS_TYPE] = "timeout: TYPE", [SS_PASV] = "timeout: PASV",
+		[SS_XFER] = "timeout: transfer", [SS_CMD] = "timeout: command",
+		[SS_QUIT] = "timeout: QUIT",
+	};
 	uint32_t i;
 
 	for (i = 0; i < L->n; i++) {
 		struct sess *s = &L->s[i];
 
 		if (s->state != SS_FREE && s->state != SS_IDLE && now > s->deadline)
-			fail(L, s, "timeout");
+			fail(L, s, why[s->state]);
 	}
 	L->next_sweep = now + SWEEP_SECS;
 }

@@ -32,6 +32,7 @@ struct fb_target {
 	const char *user, *pass;
 	double step_timeout;		/* seconds any one step may take */
 	int epsv;			/* EPSV instead of PASV */
+	int data_rcvbuf;		/* SO_RCVBUF for data sockets, 0: kernel's */
 };
 
 enum sess_state {

@@ -90,6 +90,7 @@ struct suite {
 	int sampled;
 	struct procmem base, peak;
 	int have_base, have_peak;
+	uint32_t peak_clients;		/* our sessions open at the peak */
 	int any_failed;
 	double sample_cpu;
 	double t0, cpu0;
@@ -122,8 +123,13 @@ take_sample(struct suite *S)
 	c0 = fb_cpu_self();
 	if (procmem_sample(S->kpid, &m) == 0 &&
 	    (!S->have_peak || m.priv_kb > S->peak.priv_kb)) {
+		uint32_t i;
+
 		S->peak = m;
 		S->have_peak = 1;
+		S->peak_clients = 0;
+		for (i = 0; i < S->L.n; i++)
+			S->peak_clients += S->L.s[i].cfd >= 0;
 	}
 	/* Reading /proc is not load on the server: keep it out of our CPU. */
 	S->sample_cpu += fb_cpu_self() - c0;
@@ -197,6 +203,7 @@ static void
 figure_begin(struct suite *S)
 {
 	S->have_peak = 0;
+	meas_begin(S);
 }
 
 static void
@@ -220,7 +227,11 @@ size_name(char *dst, size_t dstsz, uint64_t n)
 /*
  * One table row and one machine-readable line per figure. The RESULT line
  * is tab-separated: RESULT name value unit gen_cpu_pct slug wall_s clients
- * srv_priv_kb srv_pss_kb priv_kb_per_client srv_procs status.
+ * srv_priv_kb srv_pss_kb srv_procs priv_kb_per_client pss_kb_per_client
+ * status. Memory is the server's at this figure's peak, -1 without -k;
+ * "per client" is the growth since the start of the run divided by the
+ * sessions the generator had open at that moment (USS can shrink when a
+ * fork shares pages, so it may be negative with very few clients).
  */
 static void
 report(struct suite *S, enum bench_id id, const char *name, double value,
@@ -229,7 +240,7 @@ report(struct suite *S, enum bench_id id, const char *name, double value,
 	double cpu = fb_cpu_self() - S->cpu0 - S->sample_cpu;
 	double pct = wall > 0 ? 100.0 * cpu / wall : 0;
 	long long priv = -1, pss = -1, nprocs = -1;
-	double per = -1;
+	double per = -1, per_pss = -1;
 	char status[96];
 
 	if (S->failed > 0) {
@@ -244,24 +255,29 @@ report(struct suite *S, enum bench_id id, const char *name, double value,
 		priv = (long long)S->peak.priv_kb;
 		pss = (long long)S->peak.pss_kb;
 		nprocs = S->peak.nprocs;
-		if (S->have_base && clients > 0)
-			per = ((double)S->peak.priv_kb - (double)S->base.priv_kb) / clients;
+		if (S->have_base && S->peak_clients > 0) {
+			per = ((double)S->peak.priv_kb - (double)S->base.priv_kb) /
+			      S->peak_clients;
+			per_pss = ((double)S->peak.pss_kb - (double)S->base.pss_kb) /
+				  S->peak_clients;
+		}
 	}
 	if (S->csv) {
-		printf("\"%s\",%.3f,%s,%.1f,%s,%.4f,%u,%lld,%lld,%.1f,%lld,\"%s\"\n",
-		       name, value, unit, pct, benches[id].slug, wall, clients,
-		       priv, pss, per, nprocs, status);
+		printf("\"%s\",%.3f,%s,%.1f,%s,%.4f,%u,%lld,%lld,%lld,%.1f,%.1f,"
+		       "\"%s\"\n", name, value, unit, pct, benches[id].slug, wall,
+		       clients, priv, pss, nprocs, per, per_pss, status);
 		return;
 	}
-	printf("%-52s %10.2f %-7s cpu %5.1f%%", name, value, unit, pct);
+	printf("%-58s %9.2f %-6s cpu %5.1f%%", name, value, unit, pct);
 	if (S->have_peak)
-		printf("  mem %7.1fM priv %7.1fM pss %8.1fK/client %4lld procs",
-		       priv / 1024.0, pss / 1024.0, per, nprocs);
+		printf("  mem %6.1fM priv %6.1fM pss %5lld procs, per client"
+		       " %7.1fK priv %7.1fK pss", priv / 1024.0, pss / 1024.0,
+		       nprocs, per, per_pss);
 	if (S->failed > 0)
 		printf("  %s", status);
-	printf("\nRESULT\t%s\t%.3f\t%s\t%.1f\t%s\t%.4f\t%u\t%lld\t%lld\t%.1f\t%lld\t%s\n",
-	       name, value, unit, pct, benches[id].slug, wall, clients, priv, pss,
-	       per, nprocs, status);
+	printf("\nRESULT\t%s\t%.3f\t%s\t%.1f\t%s\t%.4f\t%u\t%lld\t%lld\t%lld"
+	       "\t%.1f\t%.1f\t%s\n", name, value, unit, pct, benches[id].slug,
+	       wall, clients, priv, pss, nprocs, per, per_pss, status);
 }
 
 /* ---- building blocks ---- */
@@ -472,7 +488,7 @@ bench_multi(struct suite *S, enum bench_id id, const char *name)
 	double wall;
 
 	figure_begin(S);
-	if (upload_dat(S) < 0) {
+	if (id == B_MULTI_RETR && upload_dat(S) < 0) {
 		report(S, id, name, 0, "secs", 0, k);
 		return;
 	}
@@ -591,7 +607,8 @@ suite_run(struct suite *S)
 	}
 	if (S->csv)
 		printf("name,value,unit,gen_cpu_pct,slug,wall_s,clients,srv_priv_kb,"
-		       "srv_pss_kb,priv_kb_per_client,srv_procs,status\n");
+		       "srv_pss_kb,srv_procs,priv_kb_per_client,pss_kb_per_client,"
+		       "status\n");
 	if (S->sel & (1u << B_STOR))
 		bench_stor(S, B_STOR, "STOR (client -> server)");
 	if (S->sel & (1u << B_RETR))

@@ -221,8 +221,13 @@ test_large(void)
 	unsigned seed = 12345;
 	int prev_cr = 0, pending = 0;
 
-	if (in == NULL || ref == NULL || out == NULL)
+	if (in == NULL || ref == NULL || out == NULL) {
+		CHECK(!"out of memory");
+		free(in);
+		free(ref);
+		free(out);
 		return;
+	}
 	for (i = 0; i < n; i++) {
 		seed = seed * 1103515245u + 12345u;
 		switch ((seed >> 16) % 8) {

@@ -1,0 +1,327 @@
+#!/usr/bin/python3
+"""
+ftpbench against servers whose behaviour is known, so that its own
+measurement can be trusted: it counts users and bytes right, a stalled or
+lying server kills robots instead of hanging the run, and a dead server
+ends a run quickly. No timing asserts beyond "the run stopped by itself".
+
+Usage: test_ftpbench.py PATH/TO/ftpbench
+The fake server is this file's FakeFTP; pyftpdlib (Debian's
+python3-pyftpdlib) is used too when it is installed.
+"""
+import os
+import re
+import shutil
+import socket
+import socketserver
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SIZE = 10240
+FAILED = []
+
+
+class FakeHandler(socketserver.StreamRequestHandler):
+    """A tiny FTP server. Modes: normal, stall (RETR sends 1000 bytes and
+    then nothing), liar (SIZE says SIZE, RETR sends 240 bytes less)."""
+
+    def w(self, text):
+        self.wfile.write(text.encode())
+        self.wfile.flush()
+
+    def handle(self):
+        srv = self.server
+        # Multi-line replies with other codes inside: the parser must wait
+        # for "220 " (RFC 959 4.2).
+        self.w("220-welcome\r\n230 not the end\r\n220-still\r\n220 ready\r\n")
+        pasv = None
+        for raw in self.rfile:
+            cmd, _, arg = raw.decode(errors="replace").strip().partition(" ")
+            cmd = cmd.upper()
+            if cmd == "USER":
+                self.w("331-password\r\n331 please\r\n")
+            elif cmd == "PASS":
+                self.w("230 in\r\n")
+            elif cmd == "TYPE":
+                self.w("200 binary\r\n")
+            elif cmd == "SIZE":
+                self.w("213 %d\r\n" % SIZE)
+            elif cmd in ("PASV", "EPSV"):
+                pasv = socket.socket()
+                pasv.bind(("127.0.0.1", 0))
+                pasv.listen(1)
+                port = pasv.getsockname()[1]
+                if cmd == "PASV":
+                    self.w("227 Entering Passive Mode (127,0,0,1,%d,%d).\r\n"
+                           % (port >> 8, port & 255))
+                else:
+                    self.w("229 Entering Extended Passive Mode (|||%d|)\r\n" % port)
+            elif cmd == "RETR" and pasv is not None:
+                self.w("150 here it comes\r\n")
+                pasv.settimeout(10)
+                conn, _ = pasv.accept()
+                pasv.close()
+                pasv = None
+                if srv.mode == "stall":
+                    conn.sendall(b"s" * 1000)
+                    conn.settimeout(60)
+                    try:
+                        conn.recv(1)  # until the client gives up
+                    except OSError:
+                        pass
+                    conn.close()
+                    return
+                n = SIZE - 240 if srv.mode == "liar" else SIZE
+                conn.sendall(b"d" * n)
+                conn.close()
+                with srv.lock:
+                    srv.fetches += 1
+                self.w("226 done\r\n")
+            elif cmd == "STOR" and pasv is not None:
+                self.w("150 send it\r\n")
+                pasv.settimeout(10)
+                conn, _ = pasv.accept()
+                pasv.close()
+                pasv = None
+                got = 0
+                while True:
+                    b = conn.recv(1 << 20)
+                    if not b:
+                        break
+                    got += len(b)
+                conn.close()
+                with srv.lock:
+                    srv.stored.append(got)
+                self.w("226 stored\r\n")
+            elif cmd == "DELE":
+                self.w("250 gone\r\n")
+            elif cmd == "QUIT":
+                self.w("221 bye\r\n")
+                return
+            else:
+                self.w("502 no\r\n")
+
+
+class FakeFTP(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, mode):
+        super().__init__(("127.0.0.1", 0), FakeHandler)
+        self.mode = mode
+        self.lock = threading.Lock()
+        self.fetches = 0
+        self.stored = []
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def port(self):
+        return self.server_address[1]
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILED.append(what)
+
+
+def run(args, limit):
+    """Runs ftpbench; returns (rc, stdout, seconds). A hang is a failure."""
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([FTPBENCH] + args, capture_output=True, text=True,
+                           timeout=limit)
+    except subprocess.TimeoutExpired:
+        check(False, "ftpbench %s stopped within %d s" % (" ".join(args), limit))
+        return -1, "", limit
+    sys.stdout.write(p.stdout)
+    sys.stderr.write(p.stderr)
+    return p.returncode, p.stdout, time.monotonic() - t0
+
+
+def robots_result(out):
+    """users alive, dead, bytes and fetches from the RESULT line."""
+    for line in out.splitlines():
+        f = line.split("\t")
+        if f[0] == "RESULT" and f[5] == "robots":
+            return {"alive": int(f[2]), "users": int(f[7]), "dead": int(f[8]),
+                    "pending": int(f[9]), "bytes": int(f[10]),
+                    "fetches": int(f[11]), "status": f[12]}
+    return None
+
+
+def suite_results(out):
+    res = {}
+    for line in out.splitlines():
+        f = line.split("\t")
+        if f[0] == "RESULT":
+            res[f[5]] = {"name": f[1], "value": f[2], "clients": int(f[7]),
+                         "procs": f[10], "status": f[-1]}
+    return res
+
+
+def test_robots_alive(port, n, secs, extra, label):
+    rc, out, _ = run(["robots", "-h127.0.0.1", "-P%d" % port, "-n%d" % n,
+                      "-c%d" % n, "-t%d" % secs, "-b100000", "-B1000", "-ubench",
+                      "-ppw", "-fx10k.dat", "-m1500", "-T5"] + extra, secs + 30)
+    r = robots_result(out)
+    check(rc == 0 and r is not None, label + ": robots run ends with a RESULT")
+    if r is None:
+        return None
+    check(re.search(r"^users alive: %d$" % n, out, re.M) is not None,
+          label + ": 'users alive: %d' printed" % n)
+    check(r["alive"] == n and r["dead"] == 0 and r["pending"] == 0,
+          label + ": all %d robots alive, none dead (%r)" % (n, r))
+    check(r["fetches"] > 0, label + ": robots fetched the file")
+    # Every completed fetch is exactly SIZE bytes; at most one fetch per
+    # robot is cut off by the end of the run.
+    check(r["fetches"] * SIZE <= r["bytes"] <= (r["fetches"] + n) * SIZE,
+          label + ": byte count matches fetches (%d bytes, %d fetches)"
+          % (r["bytes"], r["fetches"]))
+    # The throttle holds: at 100,000 B/s no robot gets much more (loose).
+    check(r["bytes"] <= n * 100000 * (secs + 1) * 1.5 + n * SIZE,
+          label + ": throttle respected")
+    return r
+
+
+def test_fake():
+    srv = FakeFTP("normal")
+    r = test_robots_alive(srv.port, 4, 2, ["-j2"], "fake server, 2 workers")
+    if r is not None:
+        check(srv.fetches >= r["fetches"],
+              "fake server served at least the fetches ftpbench counted")
+    r = test_robots_alive(srv.port, 3, 2, ["-E"], "fake server, EPSV")
+
+    rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(srv.port), "-u", "bench",
+                      "-p", "pw", "-n", "3", "-s", "64K", "-t", "5", "-b",
+                      "stor,login,multi-stor-distinct,quit,login-all"], 60)
+    res = suite_results(out)
+    check(rc == 0 and all(v["status"] == "ok" for v in res.values()) and
+          len(res) == 5, "suite against the fake server: all figures ok")
+    check(res.get("login", {}).get("name") ==
+          "3 concurrent clients (connect, login)", "classic figure name")
+    check(res.get("multi-stor-distinct", {}).get("name") ==
+          "3 concurrent clients (STOR 64.0K file, distinct files)",
+          "size in the figure name as bytes2human prints it")
+    # Each distinct STOR must deliver exactly -s bytes.
+    check(srv.stored.count(65536) == 3,
+          "concurrent STOR sent exactly 64K per client (%r)" % srv.stored[-4:])
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_stall():
+    srv = FakeFTP("stall")
+    rc, out, secs = run(["robots", "-h127.0.0.1", "-P%d" % srv.port, "-n3", "-c3",
+                         "-t7", "-b100000", "-B5000", "-ubench", "-ppw",
+                         "-fx10k.dat", "-T2"], 40)
+    r = robots_result(out)
+    check(r is not None and r["alive"] == 0 and r["dead"] == 3,
+          "stalling server: every robot dead (%r)" % (r,))
+    check(re.search(r"^users alive: 0$", out, re.M) is not None,
+          "stalling server: 'users alive: 0'")
+
+    rc, out, secs = run(["suite", "-h", "127.0.0.1", "-P", str(srv.port), "-u",
+                         "bench", "-p", "pw", "-n", "2", "-s", "10K", "-t", "2",
+                         "-b", "retr"], 40)
+    res = suite_results(out)
+    check(rc != 0 and res.get("retr", {}).get("status", "").startswith("FAIL"),
+          "stalling server: suite RETR reported as FAIL, not hung")
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_liar():
+    srv = FakeFTP("liar")
+    rc, out, _ = run(["robots", "-h127.0.0.1", "-P%d" % srv.port, "-n3", "-c3",
+                      "-t3", "-b100000", "-B1000", "-ubench", "-ppw",
+                      "-fx10k.dat", "-T5"], 40)
+    r = robots_result(out)
+    check(r is not None and r["dead"] == 3 and r["fetches"] == 0,
+          "short file against SIZE: robots dead, no fetch counted (%r)" % (r,))
+    check(re.search(r"size 3", out) is not None, "death reason is the size")
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_dead_server():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    rc, out, _ = run(["robots", "-h127.0.0.1", "-P%d" % port, "-n3", "-c1", "-t2",
+                      "-ubench", "-ppw", "-fx10k.dat", "-T2"], 30)
+    r = robots_result(out)
+    check(r is not None and r["alive"] == 0 and r["dead"] == 3,
+          "no server: robots dead at login (%r)" % (r,))
+    rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u", "b", "-p",
+                      "p", "-n", "2", "-t", "2", "-b", "login"], 30)
+    check(rc != 0 and "FAIL" in out, "no server: suite fails fast")
+
+
+PYFTPD = r"""
+import sys
+from pyftpdlib.authorizers import DummyAuthorizer
+from pyftpdlib.handlers import FTPHandler
+from pyftpdlib.servers import FTPServer
+a = DummyAuthorizer()
+a.add_user("bench", "pw", sys.argv[1], perm="elradfmwMT")
+h = FTPHandler
+h.authorizer = a
+s = FTPServer(("127.0.0.1", 0), h)
+s.max_cons = 0
+s.max_cons_per_ip = 0
+print(s.address[1], flush=True)
+s.serve_forever(timeout=0.5)
+"""
+
+
+def test_pyftpdlib():
+    py = "/usr/bin/python3"
+    if subprocess.run([py, "-c", "import pyftpdlib"],
+                      capture_output=True).returncode != 0:
+        print("skip pyftpdlib: not installed")
+        return
+    home = tempfile.mkdtemp(prefix="ftpbench-test-")
+    with open(os.path.join(home, "x10k.dat"), "wb") as f:
+        f.write(b"p" * SIZE)
+    srv = subprocess.Popen([py, "-c", PYFTPD, home], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = int(srv.stdout.readline())
+        test_robots_alive(port, 5, 2, [], "pyftpdlib")
+        rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u",
+                          "bench", "-p", "pw", "-n", "5", "-s", "1M", "-t", "10",
+                          "-k", str(srv.pid), "-b",
+                          "retr,login,retr-idle,multi-retr,quit"], 90)
+        res = suite_results(out)
+        check(rc == 0 and len(res) == 5 and
+              all(v["status"] == "ok" for v in res.values()),
+              "suite against pyftpdlib: RETR byte counts right, all ok")
+        check(res.get("multi-retr", {}).get("clients") == 5,
+              "all 5 clients took part in the concurrent RETR")
+        check(res.get("login", {}).get("procs") == "1",
+              "-k found the server's one process")
+        check(os.listdir(home) == ["x10k.dat"], "suite cleaned up its files")
+    finally:
+        srv.kill()
+        srv.wait()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: test_ftpbench.py PATH/TO/ftpbench")
+    FTPBENCH = os.path.abspath(sys.argv[1])
+    test_fake()
+    test_stall()
+    test_liar()
+    test_dead_server()
+    test_pyftpdlib()
+    if FAILED:
+        print("%d check(s) failed" % len(FAILED))
+        sys.exit(1)
+    print("all checks passed")
