@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "monitor.h"
 #include "util.h"
 
 #define AUTH_LIST_MAX_BYTES (1024 * 1024)
@@ -124,30 +125,6 @@ pam_check(const struct tw_config *cfg, const char *user, const char *pass,
 	return rc == PAM_SUCCESS ? 0 : 1;
 }
 
-/*
- * PAM modules are large and keep state; running them in a child keeps the
- * long-lived monitor small and lets a misbehaving module die alone.
- */
-static int
-pam_check_in_child(const struct tw_config *cfg, const char *user, const char *pass,
-		   const char *peer_ip)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0) {
-		tw_log(TW_LOG_ERR, "fork for PAM: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0)
-		_exit(pam_check(cfg, user, pass, peer_ip));
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return -1;
-	}
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
 static int
 fill_groups(const struct passwd *pw, struct auth_user *u)
 {
@@ -172,6 +149,11 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, int anonymous,
 	u->uid = pw->pw_uid;
 	u->gid = pw->pw_gid;
 	u->anonymous = anonymous;
+	if (anonymous && cfg->anon_root[0] == '\0' && pw->pw_dir[0] == '\0') {
+		tw_log(TW_LOG_ERR, "ftp_username %s has no home directory and anon_root is empty",
+		       cfg->ftp_username);
+		return -1;
+	}
 	if (u->uid == 0 || u->gid == 0) {
 		/* A root session would defeat every wall we build. */
 		tw_log(TW_LOG_WARN, "refusing login of %s: uid or gid 0", u->name);
@@ -203,11 +185,76 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, int anonymous,
 	return 0;
 }
 
+/* In the short-lived child: the whole local login. 0 = *u filled. */
+static int
+local_login(const struct tw_config *cfg, const char *user, const char *pass,
+	    const char *peer_ip, struct auth_user *u)
+{
+	struct passwd *pw = getpwnam(user);
+	int ok = pam_check(cfg, user, pass, peer_ip) == 0;
+
+	/* PAM runs for unknown users too, so they cost the same time. */
+	if (!ok || pw == NULL)
+		return -1;
+	/* PAM may have reused getpwnam's static buffer: look again. */
+	pw = getpwnam(user);
+	if (pw == NULL)
+		return -1;
+	return fill_user(cfg, pw, 0, u);
+}
+
+/*
+ * The user database (NSS modules) and PAM are large and keep state: they
+ * run in a child that reports the result as one fixed-size struct over a
+ * pipe, so the long-lived monitor never loads them.
+ */
+static int
+local_login_in_child(const struct tw_config *cfg, const char *user, const char *pass,
+		     const char *peer_ip, struct auth_user *u)
+{
+	int p[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		tw_log(TW_LOG_ERR, "pipe for PAM: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		tw_log(TW_LOG_ERR, "fork for PAM: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		if (local_login(cfg, user, pass, peer_ip, u) != 0)
+			_exit(1);
+		if (write(p[1], u, sizeof(*u)) != (ssize_t)sizeof(*u))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	do {
+		n = read(p[0], u, sizeof(*u));
+	} while (n < 0 && errno == EINTR);
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return -1;
+	}
+	if (n != (ssize_t)sizeof(*u) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		explicit_bzero(u, sizeof(*u));
+		return -1;
+	}
+	return 0;
+}
+
 int
 auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 	   const char *peer_ip, struct auth_user *u)
 {
-	struct passwd *pw;
 	int anonymous = cfg->anonymous_enable && auth_is_anonymous_name(user);
 
 	memset(u, 0, sizeof(*u));
@@ -222,26 +269,19 @@ auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 		}
 	}
 	if (anonymous) {
-		pw = getpwnam(cfg->ftp_username);
-		if (pw == NULL) {
-			tw_log(TW_LOG_ERR, "ftp_username %s does not exist", cfg->ftp_username);
-			return -1;
-		}
-		return fill_user(cfg, pw, 1, u);
+		struct passwd ftp;
+
+		/* Looked up once by the listener (main.c): no NSS here. */
+		if (!tw_rt.have_ftp_user)
+			bug("anonymous login without a resolved ftp_username");
+		memset(&ftp, 0, sizeof(ftp));
+		ftp.pw_name = (char *)cfg->ftp_username;
+		ftp.pw_uid = tw_rt.ftp_uid;
+		ftp.pw_gid = tw_rt.ftp_gid;
+		ftp.pw_dir = tw_rt.ftp_home;
+		return fill_user(cfg, &ftp, 1, u);
 	}
 	if (!cfg->local_enable)
 		return -1;
-	pw = getpwnam(user);
-	if (pw == NULL) {
-		/* Still run PAM so an unknown user costs as much as a known one. */
-		(void)pam_check_in_child(cfg, user, pass, peer_ip);
-		return -1;
-	}
-	if (pam_check_in_child(cfg, user, pass, peer_ip) != 0)
-		return -1;
-	/* PAM may have changed the user database entry's buffer: look again. */
-	pw = getpwnam(user);
-	if (pw == NULL)
-		return -1;
-	return fill_user(cfg, pw, 0, u);
+	return local_login_in_child(cfg, user, pass, peer_ip, u);
 }

@@ -14,6 +14,15 @@ struct tw_config;
 struct tw_runtime {
 	uid_t nopriv_uid;
 	gid_t nopriv_gid;
+	/*
+	 * ftp_username, looked up once at start when anonymous_enable: an
+	 * anonymous login then needs no user database (and no NSS modules
+	 * loaded into every monitor).
+	 */
+	int have_ftp_user;
+	uid_t ftp_uid;
+	gid_t ftp_gid;
+	char ftp_home[4096];
 };
 extern struct tw_runtime tw_rt;
 

@@ -61,6 +61,17 @@ resolve_runtime(const struct tw_config *cfg)
 		die("nopriv_user %s must not be root or in group root", cfg->nopriv_user);
 	tw_rt.nopriv_uid = pw->pw_uid;
 	tw_rt.nopriv_gid = pw->pw_gid;
+	if (cfg->anonymous_enable) {
+		pw = getpwnam(cfg->ftp_username);
+		if (pw == NULL)
+			die("ftp_username %s does not exist (anonymous_enable=YES)",
+			    cfg->ftp_username);
+		tw_rt.have_ftp_user = 1;
+		tw_rt.ftp_uid = pw->pw_uid;
+		tw_rt.ftp_gid = pw->pw_gid;
+		if (tw_strlcpy(tw_rt.ftp_home, pw->pw_dir, sizeof(tw_rt.ftp_home)) != 0)
+			die("home directory of %s is too long", cfg->ftp_username);
+	}
 	prepare_secure_chroot(cfg->secure_chroot_dir);
 }
 
