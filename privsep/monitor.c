@@ -204,6 +204,8 @@ monitor_handle_login(struct ipc_msg *m)
 		creds_monitor_postlogin(mon.user.uid, mon.user.gid, mon.cfg->secure_chroot_dir,
 					mon.cfg->connect_from_port_20);
 		explicit_bzero(&mon.user, sizeof(mon.user));
+		sandbox_set_report_fd(-1);
+		sandbox_apply(ROLE_MONITOR_POSTLOGIN, mon.cfg);
 		return;
 	}
 	mon.login_fails++;

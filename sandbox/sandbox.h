@@ -65,6 +65,13 @@ void creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int k
 void sandbox_apply(enum sandbox_role role, const struct tw_config *cfg);
 
 /*
+ * Compiles every role's policy to BPF once (in the listener, before any
+ * fork), so that sandbox_apply() in a session process is one system call.
+ * Without it sandbox_apply() compiles on the spot.
+ */
+void sandbox_prepare(const struct tw_config *cfg);
+
+/*
  * Debug switch (config: seccomp_log_only): a forbidden syscall is logged by
  * the kernel (audit/dmesg) and runs, instead of killing the process. Read
  * by sandbox_apply().

@@ -13,7 +13,10 @@
  */
 #include "sandbox.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/futex.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,6 +28,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
@@ -185,6 +190,23 @@ struct sc_build {
 	size_t nseen;
 };
 
+/* One argument comparison; for MASKED_EQ, a is the mask and b the value. */
+static struct scmp_arg_cmp
+arg_cmp(unsigned int arg, enum scmp_compare op, scmp_datum_t a, scmp_datum_t b)
+{
+	struct scmp_arg_cmp c;
+
+	c.arg = arg;
+	c.op = op;
+	c.datum_a = a;
+	c.datum_b = b;
+	return c;
+}
+
+#define ARG_EQ(n, v) arg_cmp((n), SCMP_CMP_EQ, (scmp_datum_t)(v), 0)
+#define ARG_MASKED(n, mask, v) \
+	arg_cmp((n), SCMP_CMP_MASKED_EQ, (scmp_datum_t)(mask), (scmp_datum_t)(v))
+
 static void
 add_rule(struct sc_build *b, uint32_t action, int nr, unsigned int argc,
     const struct scmp_arg_cmp *args)
@@ -215,26 +237,26 @@ add_socket_rules(struct sc_build *b, int nr, enum sc_kind kind)
 
 	for (i = 0; i < TW_ARRAY_LEN(inet); i++) {
 		struct scmp_arg_cmp a[3] = {
-			SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[i]),
-			SCMP_A1(SCMP_CMP_MASKED_EQ, typemask, SOCK_STREAM),
-			SCMP_A2(SCMP_CMP_EQ, 0),
+			ARG_EQ(0, (scmp_datum_t)inet[i]),
+			ARG_MASKED(1, typemask, SOCK_STREAM),
+			ARG_EQ(2, 0),
 		};
 
 		add_allow(b, nr, 3, a);
-		a[2] = SCMP_A2(SCMP_CMP_EQ, IPPROTO_TCP);
+		a[2] = ARG_EQ(2, IPPROTO_TCP);
 		add_allow(b, nr, 3, a);
 		if (kind == SC_SOCK_ROOT) {
 			/* UDP: DNS lookups from PAM or NSS. */
-			a[1] = SCMP_A1(SCMP_CMP_MASKED_EQ, typemask, SOCK_DGRAM);
-			a[2] = SCMP_A2(SCMP_CMP_EQ, 0);
+			a[1] = ARG_MASKED(1, typemask, SOCK_DGRAM);
+			a[2] = ARG_EQ(2, 0);
 			add_allow(b, nr, 3, a);
-			a[2] = SCMP_A2(SCMP_CMP_EQ, IPPROTO_UDP);
+			a[2] = ARG_EQ(2, IPPROTO_UDP);
 			add_allow(b, nr, 3, a);
 		}
 	}
 	if (kind == SC_SOCK_ROOT) {
-		struct scmp_arg_cmp u = SCMP_A0(SCMP_CMP_EQ, AF_UNIX);
-		struct scmp_arg_cmp n = SCMP_A0(SCMP_CMP_EQ, AF_NETLINK);
+		struct scmp_arg_cmp u = ARG_EQ(0, AF_UNIX);
+		struct scmp_arg_cmp n = ARG_EQ(0, AF_NETLINK);
 
 		add_allow(b, nr, 1, &u);
 		add_allow(b, nr, 1, &n);
@@ -263,8 +285,8 @@ add_sockopt_rules(struct sc_build *b, int nr)
 
 	for (i = 0; i < TW_ARRAY_LEN(opts); i++) {
 		struct scmp_arg_cmp a[2] = {
-			SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)opts[i].level),
-			SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)opts[i].name),
+			ARG_EQ(1, (scmp_datum_t)opts[i].level),
+			ARG_EQ(2, (scmp_datum_t)opts[i].name),
 		};
 
 		add_allow(b, nr, 2, a);
@@ -277,7 +299,7 @@ add_arg_list(struct sc_build *b, int nr, unsigned int arg, const int *vals, size
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		struct scmp_arg_cmp a = { arg, SCMP_CMP_EQ, (scmp_datum_t)vals[i], 0 };
+		struct scmp_arg_cmp a = ARG_EQ(arg, vals[i]);
 
 		add_allow(b, nr, 1, &a);
 	}
@@ -299,7 +321,7 @@ static void
 add_ioctl_rules(struct sc_build *b, int nr)
 {
 	static const int reqs[] = { FIONREAD, FIONBIO, SIOCATMARK };
-	struct scmp_arg_cmp tty = SCMP_A1(SCMP_CMP_EQ, TCGETS);
+	struct scmp_arg_cmp tty = ARG_EQ(1, TCGETS);
 
 	add_arg_list(b, nr, 1, reqs, TW_ARRAY_LEN(reqs));
 	/* isatty(): stdio asks it of a character device. */
@@ -319,7 +341,7 @@ add_futex_rules(struct sc_build *b, int nr)
 	size_t i;
 
 	for (i = 0; i < TW_ARRAY_LEN(ops); i++) {
-		struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, mask,
+		struct scmp_arg_cmp a = ARG_MASKED(1, mask,
 		    (scmp_datum_t)ops[i]);
 
 		add_allow(b, nr, 1, &a);
@@ -339,17 +361,16 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		add_rule(b, SCMP_ACT_ERRNO((uint32_t)r->val), r->nr, 0, NULL);
 		break;
 	case SC_NOEXEC:
-		a[0] = (struct scmp_arg_cmp){ (unsigned int)r->val,
-		    SCMP_CMP_MASKED_EQ, PROT_EXEC, 0 };
+		a[0] = ARG_MASKED((unsigned int)r->val, PROT_EXEC, 0);
 		add_allow(b, r->nr, 1, a);
 		break;
 	case SC_OPEN:
-		if (b->cfg->write_enable) {
+	case SC_OPEN_RO:
+		if (r->kind == SC_OPEN && b->cfg->write_enable) {
 			add_allow(b, r->nr, 0, NULL);
 			break;
 		}
-		a[0] = (struct scmp_arg_cmp){ (unsigned int)r->val,
-		    SCMP_CMP_MASKED_EQ, OPEN_WRITE_BITS, 0 };
+		a[0] = ARG_MASKED((unsigned int)r->val, OPEN_WRITE_BITS, 0);
 		add_allow(b, r->nr, 1, a);
 		break;
 	case SC_IF_WRITE:
@@ -361,7 +382,7 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		add_socket_rules(b, r->nr, r->kind);
 		break;
 	case SC_SELF:
-		a[0] = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid());
+		a[0] = ARG_EQ(0, (scmp_datum_t)getpid());
 		add_allow(b, r->nr, 1, a);
 		break;
 	case SC_FUTEX:
@@ -378,14 +399,14 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		break;
 	case SC_RLIMIT_GET:
 		/* Our own limits (pid 0), read only (new_limit NULL). */
-		a[0] = SCMP_A0(SCMP_CMP_EQ, 0);
-		a[1] = SCMP_A2(SCMP_CMP_EQ, 0);
+		a[0] = ARG_EQ(0, 0);
+		a[1] = ARG_EQ(2, 0);
 		add_allow(b, r->nr, 2, a);
 		break;
 	case SC_CLONE_FLAGS:
 		/* A user namespace exposes kernel code meant for root to
 		 * anyone; the others are of no use without mount(). */
-		a[0] = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER | CLONE_NEWNS |
+		a[0] = ARG_MASKED(0, CLONE_NEWUSER | CLONE_NEWNS |
 		    CLONE_NEWUTS | CLONE_NEWCGROUP, 0);
 		add_allow(b, r->nr, 1, a);
 		break;
@@ -447,15 +468,13 @@ set_attr(struct sc_build *b, enum scmp_filter_attr attr, uint32_t value)
 extern void __lsan_do_leak_check(void) __attribute__((weak));
 #endif
 
-void
-sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
+/* Builds the libseccomp context of role; the caller releases it. */
+static scmp_filter_ctx
+policy_build(enum sandbox_role role, const struct tw_config *cfg)
 {
 	static struct sc_build b;
-	uint32_t def;
-	int r;
+	scmp_filter_ctx ctx;
 
-	if (!cfg->seccomp_sandbox)
-		return;
 	if ((size_t)role >= TW_ARRAY_LEN(sc_policies) || sc_policies[role].name == NULL)
 		bug("%s: role %d", __func__, (int)role);
 	/* KILL_PROCESS and LOG need API level 3 (Linux 4.14). */
@@ -463,28 +482,94 @@ sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 		die("seccomp: kernel or libseccomp too old (API level %u < 3); "
 		    "set seccomp_sandbox=NO to run without filters",
 		    seccomp_api_get());
-
-	def = sandbox_log_only ? SCMP_ACT_LOG : SCMP_ACT_TRAP;
 	memset(&b, 0, sizeof(b));
 	b.cfg = cfg;
 	b.role = sc_policies[role].name;
-	b.ctx = seccomp_init(def);
+	b.ctx = seccomp_init(sandbox_log_only ? SCMP_ACT_LOG : SCMP_ACT_TRAP);
 	if (b.ctx == NULL)
 		die("%s: seccomp_init failed", __func__);
 	/* A syscall of another ABI (x32, i386 on x86_64) would dodge every
 	 * rule: kill it outright. */
 	set_attr(&b, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	build_policy(&b, &sc_policies[role]);
+	ctx = b.ctx;
+	b.ctx = NULL;
+	return ctx;
+}
 
+/*
+ * BPF programs compiled once, before the listener forks anything: a
+ * session process then installs its filter with one system call instead
+ * of running libseccomp's compiler (which costs time on every login and
+ * leaves its heap behind in every session's private memory).
+ */
+static struct {
+	struct sock_filter *insns;
+	unsigned short len;
+} compiled[TW_ARRAY_LEN(sc_policies)];
+
+void
+sandbox_prepare(const struct tw_config *cfg)
+{
+	size_t role;
+
+	if (!cfg->seccomp_sandbox)
+		return;
+	for (role = 0; role < TW_ARRAY_LEN(sc_policies); role++) {
+		scmp_filter_ctx ctx;
+		off_t size;
+		int fd;
+
+		if (sc_policies[role].name == NULL)
+			continue;
+		ctx = policy_build((enum sandbox_role)role, cfg);
+		fd = memfd_create("twinftpd-bpf", MFD_CLOEXEC);
+		if (fd < 0 || seccomp_export_bpf(ctx, fd) < 0 ||
+		    (size = lseek(fd, 0, SEEK_END)) <= 0 ||
+		    size % (off_t)sizeof(struct sock_filter) != 0 ||
+		    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+			die("seccomp: cannot compile the %s policy", sc_policies[role].name);
+		compiled[role].insns = malloc((size_t)size);
+		if (compiled[role].insns == NULL ||
+		    pread(fd, compiled[role].insns, (size_t)size, 0) != size)
+			die("seccomp: cannot read the compiled %s policy", sc_policies[role].name);
+		compiled[role].len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+		close(fd);
+		seccomp_release(ctx);
+	}
+}
+
+void
+sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
+{
+	int r;
+
+	if (!cfg->seccomp_sandbox)
+		return;
+	if ((size_t)role >= TW_ARRAY_LEN(sc_policies) || sc_policies[role].name == NULL)
+		bug("%s: role %d", __func__, (int)role);
 	if (!sandbox_log_only)
 		install_sigsys_handler(role);
 #if TW_SANITIZER_BUILD
 	if (__lsan_do_leak_check != NULL)
 		__lsan_do_leak_check();
 #endif
-	r = seccomp_load(b.ctx);
-	seccomp_release(b.ctx);
-	b.ctx = NULL;
+	if (compiled[role].insns != NULL) {
+		struct sock_fprog prog = { compiled[role].len, compiled[role].insns };
+
+		/* Without CAP_SYS_ADMIN the kernel wants no_new_privs first. */
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+			die("seccomp: cannot load the %s policy: %s",
+			    sc_policies[role].name, strerror(errno));
+		return;
+	}
+	{
+		scmp_filter_ctx ctx = policy_build(role, cfg);
+
+		r = seccomp_load(ctx);
+		seccomp_release(ctx);
+	}
 	if (r < 0)
 		die("seccomp: cannot load the %s policy: %s",
 		    sc_policies[role].name, strerror(-r));

@@ -517,8 +517,15 @@ reap_children(void)
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		/* Monitors end with their worker; a signal means they crashed. */
+		if (WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM &&
+		    WTERMSIG(status) != SIGKILL)
+			tw_log(TW_LOG_ERR, "session monitor %d died of signal %d%s", (int)pid,
+			       WTERMSIG(status),
+			       WTERMSIG(status) == SIGSYS ? " (seccomp)" : "");
 		session_reaped(pid);
+	}
 }
 
 static void __attribute__((noreturn))

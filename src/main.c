@@ -163,6 +163,7 @@ main(int argc, char **argv)
 	sandbox_log_only = cfg.seccomp_log_only;
 	signal(SIGPIPE, SIG_IGN);
 	resolve_runtime(&cfg);
+	sandbox_prepare(&cfg);
 	log_open(&cfg);
 	if (cfg.listen || cfg.listen_ipv6)
 		listener_run(&cfg);

@@ -117,6 +117,22 @@ tw_strcaseeq(const char *a, const char *b)
 	}
 }
 
+/* close_range(2), or one close() at a time where it is refused. */
+static void
+close_fd_range(unsigned int first, unsigned int last)
+{
+	long max;
+	unsigned int fd;
+
+	if (close_range(first, last, 0) == 0)
+		return;
+	max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 1 << 20)
+		max = 1 << 20;
+	for (fd = first; fd <= last && fd < (unsigned int)max; fd++)
+		close((int)fd);
+}
+
 void
 tw_close_fds_except(const int *keep, size_t n)
 {
@@ -131,11 +147,11 @@ tw_close_fds_except(const int *keep, size_t n)
 			if (keep[i] >= (int)next && (unsigned int)keep[i] < lowest)
 				lowest = (unsigned int)keep[i];
 		if (lowest == ~0U) {
-			close_range(next, ~0U, 0);
+			close_fd_range(next, ~0U);
 			return;
 		}
 		if (lowest > next)
-			close_range(next, lowest - 1, 0);
+			close_fd_range(next, lowest - 1);
 		next = lowest + 1;
 	}
 }

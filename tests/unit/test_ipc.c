@@ -411,7 +411,11 @@ test_decode_fd_rule(void)
 	size_t n;
 
 	for (int t = 1; t < IPC_TYPE_COUNT; t++) {
-		n = raw_msg(buf, (uint16_t)t, 0, 4, p, 4);
+		/* A payload every type accepts: 4 bytes, or none where the
+		 * schema allows none (CLIENT_FD). */
+		uint32_t plen = ipc_schemas[t].max_payload < 4 ? ipc_schemas[t].max_payload : 4;
+
+		n = raw_msg(buf, (uint16_t)t, 0, plen, p, plen);
 		if (ipc_schemas[t].fd == IPC_FD_NEVER) {
 			CHECK_INT(ipc_decode(buf, n, 1, &m), IPC_E_FD);
 			CHECK_INT(ipc_decode(buf, n, 0, &m), 0);
