@@ -163,7 +163,6 @@ start_worker(int post_login, int *ipc_out)
 		tw_strlcpy(wl.user, mon.user.name, sizeof(wl.user));
 		wl.anonymous = mon.user.anonymous;
 		wl.chrooted = mon.user.chroot_dir[0] != '\0';
-		explicit_bzero(&mon.user, sizeof(mon.user));
 		worker_postlogin_run(mon.cfg, mon.client_fd, sv[1], &wl);
 	}
 }
@@ -203,7 +202,6 @@ monitor_handle_login(struct ipc_msg *m)
 		 */
 		creds_monitor_postlogin(mon.user.uid, mon.user.gid, mon.cfg->secure_chroot_dir,
 					mon.cfg->connect_from_port_20);
-		explicit_bzero(&mon.user, sizeof(mon.user));
 		sandbox_set_report_fd(-1);
 		sandbox_apply(ROLE_MONITOR_POSTLOGIN, mon.cfg);
 		return;
@@ -361,7 +359,8 @@ monitor_attach_client(int client_fd)
 static void
 monitor_init(const struct tw_config *cfg)
 {
-	memset(&mon, 0, sizeof(mon));
+	/* mon is static and untouched in this fresh process: no memset, so
+	 * its large auth_user part stays shared zero pages until a login. */
 	mon.cfg = cfg;
 	mon.client_fd = -1;
 	mon.state = ST_PRELOGIN;

@@ -40,7 +40,11 @@ session_init(struct session *s, const struct tw_config *cfg, int ctrl_fd, int ip
 {
 	socklen_t len;
 
-	memset(s, 0, sizeof(*s));
+	/*
+	 * s is static and still all zero in this fresh process: no memset,
+	 * which would make every page of it (the RNFR path buffer too)
+	 * private memory of every session.
+	 */
 	s->cfg = cfg;
 	s->ipc_fd = ipc_fd;
 	s->pasv_fd = -1;
