@@ -33,6 +33,8 @@ enum ipc_type {
 	IPC_LOGIN,		/* str user, str pass */
 	IPC_LOG,		/* u32 level, str text */
 	IPC_PORT20_CONNECT,	/* u32 port: connect to the control peer from ftp_data_port */
+	IPC_PASV_LISTEN,	/* no payload: a listening socket in the pasv port range */
+	IPC_PORT_CONNECT,	/* u32 port: connect to the control peer (isolate_network) */
 	/* monitor -> worker */
 	IPC_LOGIN_RESULT,	/* u32 result (enum ipc_login_result) */
 	IPC_FD_RESULT,		/* u32 errno (0 = ok); fd present iff errno == 0 */

@@ -54,6 +54,8 @@ typedef void (*mon_handler)(struct ipc_msg *m);
 static void monitor_handle_login(struct ipc_msg *m);
 static void monitor_handle_log(struct ipc_msg *m);
 static void monitor_handle_port20(struct ipc_msg *m);
+static void monitor_handle_pasv_listen(struct ipc_msg *m);
+static void monitor_handle_port_connect(struct ipc_msg *m);
 
 static const struct permit {
 	enum ipc_type type;
@@ -65,6 +67,10 @@ static const struct permit {
 	{ IPC_LOG, ST_PRELOGIN | ST_POSTLOGIN, monitor_handle_log },
 	/* A socket bound to ftp_data_port, only to the control peer. */
 	{ IPC_PORT20_CONNECT, ST_POSTLOGIN, monitor_handle_port20 },
+	/* isolate_network: the worker has no network; data sockets come
+	 * from here, pinned to the control connection's addresses. */
+	{ IPC_PASV_LISTEN, ST_POSTLOGIN, monitor_handle_pasv_listen },
+	{ IPC_PORT_CONNECT, ST_POSTLOGIN, monitor_handle_port_connect },
 };
 
 static void __attribute__((noreturn))
@@ -107,7 +113,7 @@ start_worker(int post_login, int *ipc_out)
 
 	if (ipc_socketpair(sv) != 0)
 		die("socketpair: %s", strerror(errno));
-	pid = fork();
+	pid = ns_fork(tw_rt.isolate);
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid > 0) {
@@ -116,6 +122,7 @@ start_worker(int post_login, int *ipc_out)
 		return pid;
 	}
 	close(sv[0]);
+	ns_join_net(tw_rt.netns_fd);
 	/*
 	 * Only the control connection and the IPC socket: nothing else the
 	 * monitor holds (the log file, the listener's channel) may reach a
@@ -150,7 +157,8 @@ start_worker(int post_login, int *ipc_out)
 	}
 	/* Set after the uid change, which clears it; then close the race. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
+	/* In a new PID namespace the parent is outside it: getppid() is 0. */
+	if (getppid() != (tw_rt.isolate ? 0 : parent))
 		_exit(0);
 	sandbox_set_report_fd(sv[1]);
 	sandbox_apply(post_login ? ROLE_WORKER_POSTLOGIN : ROLE_WORKER_PRELOGIN, mon.cfg);
@@ -280,6 +288,51 @@ monitor_handle_port20(struct ipc_msg *m)
 	close(fd);
 }
 
+static void
+monitor_reply_fd(int fd)
+{
+	uint32_t err = fd < 0 ? (uint32_t)(errno ? errno : EIO) : 0;
+
+	monitor_reply_u32(IPC_FD_RESULT, err, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void
+monitor_handle_pasv_listen(struct ipc_msg *m)
+{
+	unsigned port;
+
+	if (ipc_get_end(m) != 0)
+		monitor_abort("malformed PASV_LISTEN request");
+	if (tw_rt.netns_fd < 0)
+		monitor_abort("PASV_LISTEN request without isolate_network");
+	monitor_reply_fd(data_pasv_socket(mon.cfg, &mon.local, &port));
+}
+
+static void
+monitor_handle_port_connect(struct ipc_msg *m)
+{
+	struct sockaddr_storage dst = mon.peer;
+	uint32_t port;
+
+	if (ipc_get_u32(m, &port) != 0 || ipc_get_end(m) != 0 || port == 0 || port > 65535)
+		monitor_abort("malformed PORT_CONNECT request");
+	if (tw_rt.netns_fd < 0)
+		monitor_abort("PORT_CONNECT request without isolate_network");
+	/* The worker checked it too; a compromised worker gets no bounce. */
+	if (!mon.cfg->port_promiscuous && port < 1024) {
+		monitor_reply_u32(IPC_FD_RESULT, EPERM, -1);
+		return;
+	}
+	if (dst.ss_family == AF_INET)
+		((struct sockaddr_in *)&dst)->sin_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in6 *)&dst)->sin6_port = htons((uint16_t)port);
+	errno = 0;
+	monitor_reply_fd(data_connect_socket(&dst, &mon.local, mon.cfg->connect_timeout));
+}
+
 /* --- The loop --- */
 
 static void
@@ -390,7 +443,7 @@ void
 session_run(const struct tw_config *cfg, int client_fd)
 {
 	monitor_init(cfg);
-	creds_monitor_prelogin();
+	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate);
 	monitor_attach_client(client_fd);
 	mon.worker = start_worker(0, &mon.ipc_fd);
 	monitor_loop();
@@ -403,7 +456,7 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 	int rc;
 
 	monitor_init(cfg);
-	creds_monitor_prelogin();
+	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate);
 	mon.worker = start_worker(0, &mon.ipc_fd);
 	/* Ready: wait for the listener to hand us a client. */
 	rc = ipc_recv(chan, &m);

@@ -23,6 +23,10 @@ struct tw_runtime {
 	uid_t ftp_uid;
 	gid_t ftp_gid;
 	char ftp_home[4096];
+	/* isolate_network in effect: the shared empty namespace, else -1. */
+	int netns_fd;
+	/* isolate in effect (the kernel allows PID and IPC namespaces). */
+	int isolate;
 };
 extern struct tw_runtime tw_rt;
 

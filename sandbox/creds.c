@@ -137,14 +137,15 @@ set_capabilities(const cap_value_t *caps, int n)
 }
 
 void
-creds_monitor_prelogin(void)
+creds_monitor_prelogin(int keep_sys_admin)
 {
 	static const cap_value_t caps[] = {
 		CAP_SETUID, CAP_SETGID, CAP_SYS_CHROOT, CAP_SETPCAP, CAP_KILL,
 		CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE, CAP_NET_BIND_SERVICE,
-		CAP_CHOWN, CAP_AUDIT_WRITE, CAP_SYS_RESOURCE,
+		CAP_CHOWN, CAP_AUDIT_WRITE,
+		CAP_SYS_ADMIN,	/* must stay last: kept only for namespaces */
 	};
-	int n = (int)(sizeof(caps) / sizeof(caps[0]));
+	int n = (int)(sizeof(caps) / sizeof(caps[0])) - (keep_sys_admin ? 0 : 1);
 
 	bound_capabilities(caps, n);
 	set_capabilities(caps, n);

@@ -5,6 +5,7 @@
 #ifndef TW_SANDBOX_H
 #define TW_SANDBOX_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 struct tw_config;
@@ -46,9 +47,11 @@ void creds_become(const struct creds_target *t);
  * The session monitor before login: bounding, permitted and effective
  * capability sets cut to what starting workers and running PAM need
  * (setuid/setgid, chroot, setpcap, kill, dac_read_search/override for
- * the shadow file, net_bind_service, chown, audit_write). Dies on failure.
+ * the shadow file, net_bind_service, chown, audit_write; sys_admin only
+ * for isolate and isolate_network, to set up workers' namespaces).
+ * Dies on failure.
  */
-void creds_monitor_prelogin(void);
+void creds_monitor_prelogin(int keep_sys_admin);
 
 /*
  * The session monitor after login: chroots to chroot_dir (it no longer
@@ -79,6 +82,13 @@ void sandbox_prepare(const struct tw_config *cfg);
 extern int sandbox_log_only;
 
 /*
+ * Set before sandbox_prepare() when workers live in the empty network
+ * namespace (isolate_network): the post-login worker may not create
+ * sockets at all, only accept on the listening socket the monitor gave it.
+ */
+extern int sandbox_worker_no_net;
+
+/*
  * The IPC socket (to the session monitor) on which a process killed by its
  * filter reports, from its SIGSYS handler, one IPC_LOG message (level 3):
  * "seccomp-violation nr=NNN role=ROLE". -1 (the default) = no report.
@@ -91,5 +101,19 @@ void sandbox_set_report_fd(int fd);
  * static buffer until the next call.
  */
 const char *sandbox_syscall_name(int nr);
+
+/* --- namespaces.c --- */
+
+/*
+ * Creates an empty network namespace and returns a descriptor for it, or
+ * -1 with the reason in why (the kernel refuses: a container).
+ */
+int ns_create_empty_net(char *why, size_t whylen);
+/* Whether PID and IPC namespaces can be made; the reason when not. */
+int ns_probe_isolate(char *why, size_t whylen);
+/* fork(); with isolate, the child gets new PID and IPC namespaces. */
+pid_t ns_fork(int isolate);
+/* Moves the calling process into the namespace (no-op for -1). */
+void ns_join_net(int netns_fd);
 
 #endif

@@ -42,6 +42,7 @@
 #include "seccomp_policy.h"
 
 int sandbox_log_only;
+int sandbox_worker_no_net;
 
 static int report_fd = -1;
 /* The report, prepared by sandbox_apply(), completed by the handler. */
@@ -234,6 +235,10 @@ add_socket_rules(struct sc_build *b, int nr, enum sc_kind kind)
 	static const int inet[] = { AF_INET, AF_INET6 };
 	const scmp_datum_t typemask = ~(scmp_datum_t)(SOCK_NONBLOCK | SOCK_CLOEXEC);
 	size_t i;
+
+	/* isolate_network: the worker's data sockets come from the monitor. */
+	if (kind == SC_SOCK_TCP && sandbox_worker_no_net)
+		return;
 
 	for (i = 0; i < TW_ARRAY_LEN(inet); i++) {
 		struct scmp_arg_cmp a[3] = {

@@ -26,6 +26,7 @@
 #include "ftpparse.h"
 #include "ipc.h"
 #include "listing.h"
+#include "monitor.h"
 #include "util.h"
 #include "worker.h"
 
@@ -83,18 +84,30 @@ sockaddr_len(const struct sockaddr_storage *ss)
 					: sizeof(struct sockaddr_in6);
 }
 
-/* A listening socket on the control connection's local address. */
-static int
-pasv_listen(struct session *s, unsigned *port_out)
+/*
+ * A listening socket on local's address with a port from the pasv range.
+ * Used by the worker, and by the monitor for an isolated worker.
+ */
+int
+data_pasv_socket(const struct tw_config *c, const struct sockaddr_storage *local,
+		 unsigned *port_out)
 {
-	const struct tw_config *c = s->cfg;
-	struct sockaddr_storage addr = s->local;
+	struct sockaddr_storage addr = *local;
 	unsigned lo = c->pasv_min_port, hi = c->pasv_max_port, span, start, i;
 	int fd;
 
 	fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
+	/*
+	 * Every finished transfer leaves its port in TIME_WAIT for a minute;
+	 * without this a busy client exhausts a small pasv port range.
+	 */
+	{
+		int one = 1;
+
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	}
 	if (lo == 0 || hi == 0 || lo > hi) {
 		lo = 0;
 		hi = 0;
@@ -124,6 +137,104 @@ pasv_listen(struct session *s, unsigned *port_out)
 			return -1;
 		}
 	}
+	*port_out = ftp_sockaddr_port(&addr);
+	return fd;
+}
+
+static int
+wait_fd(int fd, short events, unsigned timeout_s)
+{
+	struct pollfd p = { fd, events, 0 };
+	int rc;
+
+	do {
+		rc = poll(&p, 1, timeout_s == 0 ? -1 : (int)timeout_s * 1000);
+	} while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
+/*
+ * A non-blocking TCP connection to dst, leaving from local's address.
+ * Used by the worker, and by the monitor for an isolated worker.
+ */
+int
+data_connect_socket(const struct sockaddr_storage *dst, const struct sockaddr_storage *local,
+		    unsigned timeout_s)
+{
+	struct sockaddr_storage src = *local;
+	int fd, soerr = 0;
+	socklen_t len = sizeof(soerr);
+
+	fd = socket(dst->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	/* Leave from the address the client talks to, when families match. */
+	if (src.ss_family == dst->ss_family) {
+		set_port(&src, 0);
+		(void)bind(fd, (struct sockaddr *)&src, sockaddr_len(&src));
+	}
+	if (connect(fd, (const struct sockaddr *)dst, sockaddr_len(dst)) != 0 &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	if (wait_fd(fd, POLLOUT, timeout_s) <= 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Asks the monitor for a socket (isolate_network, port 20). */
+static int
+socket_via_monitor(struct session *s, enum ipc_type type, int with_port)
+{
+	struct ipc_msg m;
+	uint32_t err;
+
+	ipc_init(&m, type);
+	if (with_port)
+		ipc_put_u32(&m, ftp_sockaddr_port(&s->port_addr));
+	if (ipc_send(s->ipc_fd, &m) != 0 || ipc_recv(s->ipc_fd, &m) != 0 ||
+	    m.type != IPC_FD_RESULT || ipc_get_u32(&m, &err) != 0 || ipc_get_end(&m) != 0 ||
+	    ipc_check_fd_result(&m, err) != 0)
+		die("bad reply from monitor");
+	if (err != 0) {
+		errno = (int)err;
+		return -1;
+	}
+	return m.fd;
+}
+
+static int
+connect_port(struct session *s)
+{
+	s->port_set = 0;
+	if (s->cfg->connect_from_port_20)
+		return socket_via_monitor(s, IPC_PORT20_CONNECT, 1);
+	if (tw_rt.netns_fd >= 0)
+		return socket_via_monitor(s, IPC_PORT_CONNECT, 1);
+	return data_connect_socket(&s->port_addr, &s->local, s->cfg->connect_timeout);
+}
+
+static int
+pasv_listen(struct session *s, unsigned *port_out)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof(addr);
+	int fd;
+
+	if (tw_rt.netns_fd < 0)
+		return data_pasv_socket(s->cfg, &s->local, port_out);
+	fd = socket_via_monitor(s, IPC_PASV_LISTEN, 0);
+	if (fd < 0)
+		return -1;
+	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
+		close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	*port_out = ftp_sockaddr_port(&addr);
 	return fd;
 }
@@ -225,18 +336,6 @@ data_cmd_port(struct session *s, int extended, const char *arg)
 /* --- Opening the data connection --- */
 
 static int
-wait_fd(int fd, short events, unsigned timeout_s)
-{
-	struct pollfd p = { fd, events, 0 };
-	int rc;
-
-	do {
-		rc = poll(&p, 1, timeout_s == 0 ? -1 : (int)timeout_s * 1000);
-	} while (rc < 0 && errno == EINTR);
-	return rc;
-}
-
-static int
 accept_pasv(struct session *s)
 {
 	struct sockaddr_storage peer;
@@ -264,56 +363,6 @@ accept_pasv(struct session *s)
 	return fd;
 }
 
-static int
-port20_via_monitor(struct session *s)
-{
-	struct ipc_msg m;
-	uint32_t err;
-
-	ipc_init(&m, IPC_PORT20_CONNECT);
-	ipc_put_u32(&m, ftp_sockaddr_port(&s->port_addr));
-	if (ipc_send(s->ipc_fd, &m) != 0 || ipc_recv(s->ipc_fd, &m) != 0 ||
-	    m.type != IPC_FD_RESULT || ipc_get_u32(&m, &err) != 0 || ipc_get_end(&m) != 0)
-		die("bad reply from monitor");
-	if (err != 0 || m.fd < 0) {
-		if (m.fd >= 0)
-			close(m.fd);
-		return -1;
-	}
-	return m.fd;
-}
-
-static int
-connect_port(struct session *s)
-{
-	struct sockaddr_storage src = s->local;
-	int fd, soerr = 0;
-	socklen_t len = sizeof(soerr);
-
-	s->port_set = 0;
-	if (s->cfg->connect_from_port_20)
-		return port20_via_monitor(s);
-	fd = socket(s->port_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
-	/* Leave from the address the client talks to, when families match. */
-	if (src.ss_family == s->port_addr.ss_family) {
-		set_port(&src, 0);
-		(void)bind(fd, (struct sockaddr *)&src, sockaddr_len(&src));
-	}
-	if (connect(fd, (struct sockaddr *)&s->port_addr, sockaddr_len(&s->port_addr)) != 0 &&
-	    errno != EINPROGRESS) {
-		close(fd);
-		return -1;
-	}
-	if (wait_fd(fd, POLLOUT, s->cfg->connect_timeout) <= 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* Returns a connected, non-blocking data socket, or -1 after a reply. */
 static int
 data_open(struct session *s)
@@ -331,11 +380,8 @@ data_open(struct session *s)
 		ctrl_reply(&s->ctrl, 425, "Failed to establish connection.");
 		return -1;
 	}
-	if (s->cfg->connect_from_port_20) {
-		int fl = fcntl(fd, F_GETFL);
-
-		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	}
+	/* Sockets from the monitor arrive blocking. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	return fd;
 }
 

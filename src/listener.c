@@ -345,10 +345,10 @@ refuse(int fd, const char *reply)
 static void
 session_child_setup(int keep_fd)
 {
-	int keep[2] = { log_fd(), keep_fd };
+	int keep[3] = { log_fd(), keep_fd, tw_rt.netns_fd };
 	sigset_t none;
 
-	tw_close_fds_except(keep, 2);
+	tw_close_fds_except(keep, 3);
 	sigemptyset(&none);
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tw_build.h"
@@ -73,6 +74,54 @@ resolve_runtime(const struct tw_config *cfg)
 			die("home directory of %s is too long", cfg->ftp_username);
 	}
 	prepare_secure_chroot(cfg->secure_chroot_dir);
+}
+
+/*
+ * The start-up self-test: the configured walls must really go up here,
+ * or the operator hears about it once, clearly.
+ */
+static void
+setup_namespaces(const struct tw_config *cfg)
+{
+	char why[256] = "";
+
+	tw_rt.netns_fd = -1;
+	if (cfg->isolate_network) {
+		tw_rt.netns_fd = ns_create_empty_net(why, sizeof(why));
+		if (tw_rt.netns_fd < 0)
+			tw_log(TW_LOG_WARN, "isolate_network unavailable (%s): workers keep "
+			       "the host network", why);
+	}
+	if (cfg->isolate) {
+		tw_rt.isolate = ns_probe_isolate(why, sizeof(why));
+		if (!tw_rt.isolate)
+			tw_log(TW_LOG_WARN, "isolate unavailable (%s): workers share the "
+			       "PID and IPC namespaces", why);
+	}
+}
+
+static void
+check_sandbox(const struct tw_config *cfg)
+{
+	int status;
+	pid_t pid;
+
+	if (cfg->seccomp_sandbox) {
+		pid = fork();
+		if (pid == 0) {
+			sandbox_apply(ROLE_WORKER_PRELOGIN, cfg);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			die("seccomp filters cannot be installed on this system "
+			    "(set seccomp_sandbox=NO to run without them)");
+	}
+	tw_log(TW_LOG_INFO, "sandbox: seccomp %s, network namespace %s, PID/IPC "
+	       "namespaces %s, pool of %u ready sessions",
+	       !cfg->seccomp_sandbox ? "off" : cfg->seccomp_log_only ? "log-only" : "on",
+	       tw_rt.netns_fd >= 0 ? "on" : "off", tw_rt.isolate ? "on" : "off",
+	       cfg->prefork_sessions);
 }
 
 /*
@@ -163,8 +212,11 @@ main(int argc, char **argv)
 	sandbox_log_only = cfg.seccomp_log_only;
 	signal(SIGPIPE, SIG_IGN);
 	resolve_runtime(&cfg);
-	sandbox_prepare(&cfg);
 	log_open(&cfg);
+	setup_namespaces(&cfg);
+	sandbox_worker_no_net = tw_rt.netns_fd >= 0;
+	sandbox_prepare(&cfg);
+	check_sandbox(&cfg);
 	if (cfg.listen || cfg.listen_ipv6)
 		listener_run(&cfg);
 	return run_inetd(&cfg);
