@@ -287,7 +287,7 @@ test_names(void)
 	    "option 'ssl_enable' is a vsftpd option that twinftpd does not support");
 	REJECTED("xferlog_std_format=YES",
 	    "option 'xferlog_std_format' is a vsftpd option that twinftpd does not support");
-	REJECTED("isolate=NO", "vsftpd option that twinftpd does not support");
+	REJECTED("ptrace_sandbox=NO", "vsftpd option that twinftpd does not support");
 	REJECTED("lisen=YES", "unknown option 'lisen'");
 	REJECTED("LISTEN=YES", "unknown option 'LISTEN'");
 	REJECTED("listen =YES", "no spaces allowed");
