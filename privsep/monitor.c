@@ -88,7 +88,7 @@ static void __attribute__((noreturn))
 monitor_abort(const char *why)
 {
 	tw_log(TW_LOG_WARN, "ending session from %s: %s", mon.peer_ip, why);
-	monitor_end(1);
+	monitor_end(MONITOR_EXIT_CRASH);
 }
 
 static void
@@ -353,7 +353,7 @@ monitor_dispatch(struct ipc_msg *m)
 	tw_log(TW_LOG_WARN, "unpermitted request %s in state %s from worker of %s",
 	       m->type < IPC_TYPE_COUNT ? ipc_schemas[m->type].name : "?",
 	       mon.state == ST_PRELOGIN ? "pre-login" : "post-login", mon.peer_ip);
-	monitor_end(1);
+	monitor_end(MONITOR_EXIT_CRASH);
 }
 
 static void __attribute__((noreturn))
@@ -384,9 +384,10 @@ monitor_worker_gone(void)
 
 			(void)!send(mon.client_fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 		}
-		_exit(1);
+		_exit(MONITOR_EXIT_CRASH);
 	}
-	_exit(0);
+	_exit(mon.login_fails >= mon.cfg->max_login_fails ? MONITOR_EXIT_LOGIN_FAILED
+							   : MONITOR_EXIT_OK);
 }
 
 /* Learns who the client is; the monitor never reads what it sends. */
@@ -433,7 +434,7 @@ monitor_loop(void)
 		if (rc != 0) {
 			tw_log(TW_LOG_WARN, "bad IPC message from worker of %s: %s",
 			       mon.peer_ip, ipc_strerror(rc));
-			monitor_end(1);
+			monitor_end(MONITOR_EXIT_CRASH);
 		}
 		monitor_dispatch(&m);
 	}

@@ -31,6 +31,16 @@ struct tw_runtime {
 extern struct tw_runtime tw_rt;
 
 /*
+ * How a session monitor exits: the listener reads it when it reaps the
+ * monitor, and penalises a source whose sessions keep ending badly.
+ */
+enum monitor_exit {
+	MONITOR_EXIT_OK = 0,
+	MONITOR_EXIT_LOGIN_FAILED = 3,	/* closed after max_login_fails */
+	MONITOR_EXIT_CRASH = 4,		/* worker crashed or broke the IPC rules */
+};
+
+/*
  * Runs a session on an accepted control connection: becomes its monitor,
  * starts the pre-login worker, and after login the post-login worker.
  * Called in a freshly forked root process (or in inetd mode on fd 0).

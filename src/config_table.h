@@ -27,6 +27,10 @@ CFG_UINT(max_clients, 2000, 0, 100000,
 	"Most concurrent sessions; the next connection gets 421 and is closed before any session process is given to it. 0 means no limit.")
 CFG_UINT(max_per_ip, 50, 0, 100000,
 	"Most concurrent sessions from one client address; 0 means no limit.")
+CFG_UINT(source_penalty_sessions, 10, 0, 100000,
+	"Sessions from one client address that may end badly (closed after max_login_fails failed logins, or a worker that crashed or broke the IPC rules) within source_penalty_time seconds; the next connection from that address within the same time gets 421 and is closed before any session process is given to it. 0 turns penalties off.")
+CFG_UINT(source_penalty_time, 60, 1, 86400,
+	"Seconds a penalised address is refused, and the window in which its bad sessions are counted.")
 CFG_UINT(prefork_sessions, 32, 0, 4096,
 	"Session pairs (monitor and pre-login worker, already chrooted and sandboxed) the listener keeps ready, so that a new connection costs a descriptor hand-off instead of two forks and a sandbox set-up. The pool is refilled outside the accept path; when a burst empties it, further connections are forked on demand. 0 forks every session on accept.")
 

@@ -58,6 +58,22 @@ struct session_table {
 static struct session_table sessions;
 
 /*
+ * Per-source penalties: a small direct-mapped cache keyed by address.
+ * Bounded memory whatever the number of sources; a collision only
+ * forgets an older source (it can never penalise the wrong one).
+ */
+#define PENALTY_SLOTS 4096
+
+struct penalty_slot {
+	struct addr_key addr;
+	unsigned bad;		/* bad sessions in the current window */
+	time_t window_start;
+	time_t banned_until;
+};
+
+static struct penalty_slot penalties[PENALTY_SLOTS];
+
+/*
  * The pool of ready session pairs: each slot is a pre-forked monitor
  * (whose pre-login worker is already sandboxed) and the channel to send
  * it a client on. The listener holds a channel only while the pair is
@@ -268,8 +284,53 @@ pool_forget(pid_t pid)
 	}
 }
 
+static struct penalty_slot *
+penalty_slot(const struct addr_key *a, int create)
+{
+	struct penalty_slot *p = &penalties[hash_bytes(a->b, sizeof(a->b)) % PENALTY_SLOTS];
+
+	if (memcmp(p->addr.b, a->b, sizeof(a->b)) == 0)
+		return p;
+	if (!create)
+		return NULL;
+	memset(p, 0, sizeof(*p));
+	p->addr = *a;
+	return p;
+}
+
 static void
-session_reaped(pid_t pid)
+penalty_record(const struct tw_config *cfg, const struct addr_key *a)
+{
+	struct penalty_slot *p;
+	time_t now = time(NULL);
+
+	if (cfg->source_penalty_sessions == 0)
+		return;
+	p = penalty_slot(a, 1);
+	if (now - p->window_start >= (time_t)cfg->source_penalty_time) {
+		p->window_start = now;
+		p->bad = 0;
+	}
+	if (++p->bad >= cfg->source_penalty_sessions && p->banned_until <= now) {
+		char ip[INET6_ADDRSTRLEN];
+
+		p->banned_until = now + cfg->source_penalty_time;
+		inet_ntop(AF_INET6, a->b, ip, sizeof(ip));
+		tw_log(TW_LOG_WARN, "penalty: %s refused for %u s after %u bad sessions",
+		       ip, cfg->source_penalty_time, p->bad);
+	}
+}
+
+static int
+penalty_active(const struct addr_key *a)
+{
+	struct penalty_slot *p = penalty_slot(a, 0);
+
+	return p != NULL && p->banned_until > time(NULL);
+}
+
+static void
+session_reaped(pid_t pid, int status, const struct tw_config *cfg)
 {
 	struct pid_slot *s = pid_find(pid);
 	struct addr_slot *as;
@@ -278,6 +339,10 @@ session_reaped(pid_t pid)
 		pool_forget(pid);
 		return;
 	}
+	if ((WIFEXITED(status) && (WEXITSTATUS(status) == MONITOR_EXIT_LOGIN_FAILED ||
+				   WEXITSTATUS(status) == MONITOR_EXIT_CRASH)) ||
+	    (WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM))
+		penalty_record(cfg, &s->addr);
 	as = addr_find(&s->addr, 0);
 	if (as != NULL && --as->count == 0)
 		addr_delete(as);
@@ -453,6 +518,10 @@ spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storag
 		       cfg->max_clients);
 		return;
 	}
+	if (penalty_active(&key)) {
+		refuse(cfd, "421 Too many failed sessions from your address, try later.\r\n");
+		return;
+	}
 	as = addr_find(&key, 0);
 	if (cfg->max_per_ip != 0 && as != NULL && as->count >= cfg->max_per_ip) {
 		refuse(cfd, "421 There are too many connections from your internet address.\r\n");
@@ -512,7 +581,7 @@ accept_all(const struct tw_config *cfg, int lfd)
 }
 
 static void
-reap_children(void)
+reap_children(const struct tw_config *cfg)
 {
 	int status;
 	pid_t pid;
@@ -524,7 +593,7 @@ reap_children(void)
 			tw_log(TW_LOG_ERR, "session monitor %d died of signal %d%s", (int)pid,
 			       WTERMSIG(status),
 			       WTERMSIG(status) == SIGSYS ? " (seccomp)" : "");
-		session_reaped(pid);
+		session_reaped(pid, status, cfg);
 	}
 }
 
@@ -623,7 +692,7 @@ listener_run(const struct tw_config *cfg)
 					shutdown_sessions();
 			}
 			if (got_child)
-				reap_children();
+				reap_children(cfg);
 		}
 		for (i = 0; i < nl; i++)
 			if (pfd[i].revents & POLLIN)
