@@ -34,7 +34,7 @@ enum ipc_type {
 	IPC_LOG,		/* u32 level, str text */
 	IPC_PORT20_CONNECT,	/* u32 port: connect to the control peer from ftp_data_port */
 	IPC_PASV_LISTEN,	/* no payload: a listening socket in the pasv port range */
-	IPC_PORT_CONNECT,	/* u32 port: connect to the control peer (isolate_network) */
+	IPC_PORT_CONNECT,	/* u32 family (4|6), 4 x u32 address (network order bytes), u32 port */
 	/* monitor -> worker */
 	IPC_LOGIN_RESULT,	/* u32 result (enum ipc_login_result) */
 	IPC_FD_RESULT,		/* u32 errno (0 = ok); fd present iff errno == 0 */

@@ -313,22 +313,46 @@ monitor_handle_pasv_listen(struct ipc_msg *m)
 static void
 monitor_handle_port_connect(struct ipc_msg *m)
 {
-	struct sockaddr_storage dst = mon.peer;
-	uint32_t port;
+	struct sockaddr_storage dst;
+	unsigned char raw[16];
+	uint32_t family, word, port;
+	int i;
 
+	memset(&dst, 0, sizeof(dst));
+	if (ipc_get_u32(m, &family) != 0 || (family != 4 && family != 6))
+		monitor_abort("malformed PORT_CONNECT request");
+	for (i = 0; i < 16; i += 4) {
+		if (ipc_get_u32(m, &word) != 0)
+			monitor_abort("malformed PORT_CONNECT request");
+		raw[i] = (unsigned char)(word >> 24);
+		raw[i + 1] = (unsigned char)(word >> 16);
+		raw[i + 2] = (unsigned char)(word >> 8);
+		raw[i + 3] = (unsigned char)word;
+	}
 	if (ipc_get_u32(m, &port) != 0 || ipc_get_end(m) != 0 || port == 0 || port > 65535)
 		monitor_abort("malformed PORT_CONNECT request");
 	if (tw_rt.netns_fd < 0)
 		monitor_abort("PORT_CONNECT request without isolate_network");
+	if (family == 4) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&dst;
+
+		in->sin_family = AF_INET;
+		memcpy(&in->sin_addr, raw, 4);
+		in->sin_port = htons((uint16_t)port);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&dst;
+
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, raw, 16);
+		in6->sin6_port = htons((uint16_t)port);
+	}
 	/* The worker checked it too; a compromised worker gets no bounce. */
-	if (!mon.cfg->port_promiscuous && port < 1024) {
+	if (!mon.cfg->port_promiscuous && (port < 1024 || !ftp_same_host(&dst, &mon.peer))) {
+		tw_log(TW_LOG_WARN, "refused a PORT_CONNECT to a foreign address from the worker of %s",
+		       mon.peer_ip);
 		monitor_reply_u32(IPC_FD_RESULT, EPERM, -1);
 		return;
 	}
-	if (dst.ss_family == AF_INET)
-		((struct sockaddr_in *)&dst)->sin_port = htons((uint16_t)port);
-	else
-		((struct sockaddr_in6 *)&dst)->sin6_port = htons((uint16_t)port);
 	errno = 0;
 	monitor_reply_fd(data_connect_socket(&dst, &mon.local, mon.cfg->connect_timeout));
 }

@@ -202,6 +202,21 @@ ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 	return CTRL_LINE;
 }
 
+/* Whether buf is nothing but whole Telnet commands (IAC x, x != IAC). */
+static int
+telnet_only(const char *buf, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n % 2 != 0)
+		return 0;
+	for (i = 0; i < n; i += 2)
+		if ((unsigned char)buf[i] != TELNET_IAC || (unsigned char)buf[i + 1] < 0xf0 ||
+		    (unsigned char)buf[i + 1] == TELNET_IAC)
+			return 0;
+	return 1;
+}
+
 int
 ctrl_peek_abor(struct ctrl *c)
 {
@@ -216,8 +231,21 @@ ctrl_peek_abor(struct ctrl *c)
 	if (n < 0)
 		return (errno == EAGAIN || errno == EINTR) ? CTRL_PEEK_PARTIAL : CTRL_PEEK_EOF;
 	lf = memchr(peek, '\n', (size_t)n);
-	if (lf == NULL)
-		return (size_t)n == sizeof(peek) ? CTRL_PEEK_OTHER : CTRL_PEEK_PARTIAL;
+	if (lf == NULL) {
+		if ((size_t)n == sizeof(peek))
+			return CTRL_PEEK_OTHER;
+		/*
+		 * With SO_OOBINLINE a read stops at the urgent mark, so the
+		 * Telnet IP before a Synch (IAC IP, IAC DM ABOR) shows up
+		 * alone: take such pure Telnet commands, they carry no data.
+		 */
+		if (telnet_only(peek, (size_t)n)) {
+			if (recv(c->fd, peek, (size_t)n, 0) != n)
+				return CTRL_PEEK_EOF;
+			return CTRL_PEEK_AGAIN;
+		}
+		return CTRL_PEEK_PARTIAL;
+	}
 	len = (size_t)(lf - peek);
 	if (len > 0 && peek[len - 1] == '\r')
 		len--;

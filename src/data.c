@@ -188,13 +188,27 @@ data_connect_socket(const struct sockaddr_storage *dst, const struct sockaddr_st
 
 /* Asks the monitor for a socket (isolate_network, port 20). */
 static int
-socket_via_monitor(struct session *s, enum ipc_type type, int with_port)
+socket_via_monitor(struct session *s, enum ipc_type type)
 {
 	struct ipc_msg m;
 	uint32_t err;
 
 	ipc_init(&m, type);
-	if (with_port)
+	if (type == IPC_PORT_CONNECT) {
+		const struct sockaddr_storage *a = &s->port_addr;
+		unsigned char raw[16] = { 0 };
+		int i;
+
+		if (a->ss_family == AF_INET)
+			memcpy(raw, &((const struct sockaddr_in *)a)->sin_addr, 4);
+		else
+			memcpy(raw, &((const struct sockaddr_in6 *)a)->sin6_addr, 16);
+		ipc_put_u32(&m, a->ss_family == AF_INET ? 4 : 6);
+		for (i = 0; i < 16; i += 4)
+			ipc_put_u32(&m, (uint32_t)raw[i] << 24 | (uint32_t)raw[i + 1] << 16 |
+				    (uint32_t)raw[i + 2] << 8 | raw[i + 3]);
+	}
+	if (type != IPC_PASV_LISTEN)
 		ipc_put_u32(&m, ftp_sockaddr_port(&s->port_addr));
 	if (ipc_send(s->ipc_fd, &m) != 0 || ipc_recv(s->ipc_fd, &m) != 0 ||
 	    m.type != IPC_FD_RESULT || ipc_get_u32(&m, &err) != 0 || ipc_get_end(&m) != 0 ||
@@ -212,9 +226,9 @@ connect_port(struct session *s)
 {
 	s->port_set = 0;
 	if (s->cfg->connect_from_port_20)
-		return socket_via_monitor(s, IPC_PORT20_CONNECT, 1);
+		return socket_via_monitor(s, IPC_PORT20_CONNECT);
 	if (tw_rt.netns_fd >= 0)
-		return socket_via_monitor(s, IPC_PORT_CONNECT, 1);
+		return socket_via_monitor(s, IPC_PORT_CONNECT);
 	return data_connect_socket(&s->port_addr, &s->local, s->cfg->connect_timeout);
 }
 
@@ -227,7 +241,7 @@ pasv_listen(struct session *s, unsigned *port_out)
 
 	if (tw_rt.netns_fd < 0)
 		return data_pasv_socket(s->cfg, &s->local, port_out);
-	fd = socket_via_monitor(s, IPC_PASV_LISTEN, 0);
+	fd = socket_via_monitor(s, IPC_PASV_LISTEN);
 	if (fd < 0)
 		return -1;
 	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
@@ -428,6 +442,8 @@ xfer_wait(struct xfer *x, short events)
 			case CTRL_PEEK_OTHER:
 				x->watch_ctrl = 0;
 				break;
+			case CTRL_PEEK_AGAIN:
+				continue;
 			default:
 				x->ctrl_retry = now + 1;
 				break;

@@ -89,7 +89,10 @@ int ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s);
  * CTRL_PEEK_PARTIAL when no full line is there yet, CTRL_PEEK_EOF when
  * the client closed the control connection.
  */
-enum ctrl_peek { CTRL_PEEK_ABOR, CTRL_PEEK_OTHER, CTRL_PEEK_PARTIAL, CTRL_PEEK_EOF };
+enum ctrl_peek {
+	CTRL_PEEK_ABOR, CTRL_PEEK_OTHER, CTRL_PEEK_PARTIAL, CTRL_PEEK_EOF,
+	CTRL_PEEK_AGAIN,	/* took Telnet commands before the urgent mark: look again */
+};
 int ctrl_peek_abor(struct ctrl *c);
 /* One reply line: "CODE text\r\n". All replies go through ctrl_write. */
 void ctrl_reply(struct ctrl *c, int code, const char *fmt, ...)

@@ -31,12 +31,12 @@ run_suite() {
 	[ "$rc" = 0 ] || [ "$fail" != 0 ] || total_fail=$((total_fail + 1))
 }
 
-run_suite build
+run_suite build-test -Dtest_hooks=true
 # LeakSanitizer needs ptrace, which the sandbox forbids; ASan and UBSan
 # still check every access. Findings abort the process (and fail tests).
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false
+run_suite build-asan -Dtest_hooks=true -Db_sanitize=address,undefined -Db_lundef=false
 
 echo "tests: $total_ok passed, $total_fail failed"
 [ "$total_fail" = 0 ]

@@ -105,9 +105,13 @@ walk_schema(struct ipc_msg *m)
 		    walk_str(m, IPC_MAX_LOGMSG, &re) == IPC_OK;
 		break;
 	case IPC_PORT20_CONNECT:
-	case IPC_PORT_CONNECT:
 	case IPC_LOGIN_RESULT:
 		ok = walk_u32(m, &v, &re) == IPC_OK;
+		break;
+	case IPC_PORT_CONNECT:
+		ok = 1;
+		for (int i = 0; ok && i < 6; i++)
+			ok = walk_u32(m, &v, &re) == IPC_OK;
 		break;
 	case IPC_PASV_LISTEN:
 	case IPC_CLIENT_FD:
