@@ -422,7 +422,8 @@ test_file(void)
 	/* A line of exactly CONFIG_MAX_LINE bytes is read whole... */
 	n = CONFIG_MAX_LINE;
 	big = malloc(n + 64);
-	CHECK(big != NULL);
+	if (big == NULL)
+		abort();
 	memset(big, '#', n);
 	strcpy(big + n, "\nlisten_port=99\n");
 	CHECK_INT(load(&c, big, strlen(big), path, sizeof(path), err, sizeof(err)), 0);
