@@ -1,0 +1,134 @@
+"""How the daemon is run: IPv6 listeners (alone and beside IPv4) and inetd
+mode (one session on standard input, as inetd, xinetd or a systemd socket
+unit with Accept=yes start it)."""
+
+import ftplib
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+import twhelpers
+from twhelpers import PASSWORDS, code, sha256
+
+
+def _start_custom(srv, ready, stdin=subprocess.DEVNULL):
+    """Starts srv's daemon like Server.start(), but waits on ready()."""
+    srv.write_config()
+    srv.started = time.time()
+    srv._out = open(srv.stdout_path, "wb")
+    srv._err = open(srv.stderr_path, "wb")
+    argv = [sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, twhelpers.TWINFTPD,
+            srv.conf_path]
+    srv.proc = subprocess.Popen(argv, env=srv.env(), stdin=stdin, stdout=srv._out,
+                                stderr=srv._err, close_fds=True)
+    deadline = time.monotonic() + 10
+    while not ready():
+        assert srv.proc.poll() is None, "daemon exited:\n" + srv.diagnostics()
+        assert time.monotonic() < deadline, "daemon not ready:\n" + srv.diagnostics()
+        time.sleep(0.02)
+
+
+def _listening6(port):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    s.settimeout(1)
+    try:
+        return s.connect_ex(("::1", port)) == 0
+    finally:
+        s.close()
+
+
+def _ftp6(port, user="alice"):
+    f = ftplib.FTP(timeout=twhelpers.TIMEOUT)
+    f.af = socket.AF_INET6
+    f.connect("::1", port)
+    f.login(user, PASSWORDS[user])
+    return f
+
+
+def _ipv6_available():
+    try:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s.bind(("::1", 0))
+        s.close()
+        return True
+    except OSError:
+        return False
+
+
+def test_ipv6_only_listener(make_server):
+    assert _ipv6_available(), "this machine has no ::1 (loopback IPv6)"
+    srv = make_server({"listen": False, "listen_ipv6": True, "listen_address": "",
+                       "listen_address6": "::1"}, start=False)
+    _start_custom(srv, lambda: _listening6(srv.port))
+    data = os.urandom(300 * 1024)
+    f = _ftp6(srv.port)
+    # Over IPv6 the data connection is set up with EPSV/EPRT (RFC 2428).
+    f.storbinary("STOR six.bin", io.BytesIO(data))
+    out = io.BytesIO()
+    f.retrbinary("RETR six.bin", out.write)
+    assert sha256(out.getvalue()) == sha256(data)
+    # PASV cannot name an IPv6 address: a clear refusal, not a wrong one.
+    assert code(f.sendcmd("NOOP")) == 200
+    with pytest.raises(ftplib.error_temp) as e:
+        f.sendcmd("PASV")
+    assert str(e.value).startswith("425")
+    f.quit()
+    # Nothing listens on IPv4.
+    assert not twhelpers.port_listening(srv.port)
+
+
+def test_ipv4_and_ipv6_at_once(make_server):
+    assert _ipv6_available(), "this machine has no ::1 (loopback IPv6)"
+    srv = make_server({"listen": True, "listen_ipv6": True, "listen_address6": "::1"},
+                      start=False)
+    _start_custom(srv, lambda: _listening6(srv.port) and twhelpers.port_listening(srv.port))
+    f6 = _ftp6(srv.port)
+    f4 = srv.ftp("alice")
+    for f in (f4, f6):
+        f.storbinary("STOR both-%d.txt" % f.af, io.BytesIO(b"x" * 1000))
+        assert f.size("both-%d.txt" % f.af) == 1000
+        f.quit()
+
+
+def test_inetd_mode_serves_one_session_on_stdin(make_server):
+    """listen=NO: the control connection is standard input (inetd/systemd)."""
+    srv = make_server({"listen": False, "listen_ipv6": False}, start=False)
+    lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    lsock.bind((twhelpers.HOST, 0))
+    lsock.listen(1)
+    port = lsock.getsockname()[1]
+    client = socket.create_connection((twhelpers.HOST, port), timeout=twhelpers.TIMEOUT)
+    conn, _ = lsock.accept()
+    lsock.close()
+    try:
+        _start_custom(srv, lambda: True, stdin=conn)
+        conn.close()
+        f = ftplib.FTP(timeout=twhelpers.TIMEOUT)
+        f.sock = client
+        f.af = socket.AF_INET
+        f.file = client.makefile("r", encoding="utf-8")
+        f.welcome = f.getresp()
+        assert f.welcome.startswith("220")
+        f.login("alice", PASSWORDS["alice"])
+        f.storbinary("STOR inetd.txt", io.BytesIO(b"from inetd\n"))
+        with open(os.path.join(srv.home("alice"), "inetd.txt"), "rb") as fh:
+            assert fh.read() == b"from inetd\n"
+        # The same privilege separation as standalone: a root monitor
+        # parent and a worker running as alice.
+        kids = twhelpers.children(srv.pid)
+        assert kids, "no worker under the inetd-mode monitor"
+        assert twhelpers.proc_ids(kids[0], "Uid")[0] == twhelpers.USERS["alice"]
+        assert code(f.quit()) == 221
+        # One session: the process ends with it, cleanly.
+        assert srv.proc.wait(timeout=10) == 0
+        assert not twhelpers.descendants(srv.pid)
+        srv._out.close()
+        srv._err.close()
+        srv.proc = None     # nothing left for the fixture to stop
+    finally:
+        client.close()
