@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -483,7 +484,27 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 	monitor_init(cfg);
 	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate);
 	mon.worker = start_worker(0, &mon.ipc_fd);
-	/* Ready: wait for the listener to hand us a client. */
+	/*
+	 * Ready: wait for the listener to hand us a client. If the worker
+	 * dies meanwhile this pair is useless: end it, and the listener
+	 * (which reaps us) puts a fresh pair in the pool.
+	 */
+	for (;;) {
+		struct pollfd p[2] = { { chan, POLLIN, 0 }, { mon.ipc_fd, POLLIN, 0 } };
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			monitor_end(MONITOR_EXIT_OK);
+		}
+		if (p[1].revents != 0) {
+			tw_log(TW_LOG_WARN, "idle pre-login worker %d died; pair retired",
+			       (int)mon.worker);
+			monitor_end(MONITOR_EXIT_OK);
+		}
+		if (p[0].revents != 0)
+			break;
+	}
 	rc = ipc_recv(chan, &m);
 	if (rc != 0 || m.type != IPC_CLIENT_FD || m.fd < 0 || ipc_get_end(&m) != 0) {
 		if (rc == 0 && m.fd >= 0)

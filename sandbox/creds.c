@@ -149,6 +149,9 @@ creds_monitor_prelogin(int keep_sys_admin)
 
 	bound_capabilities(caps, n);
 	set_capabilities(caps, n);
+	/* Nothing here executes programs; should anything try, it gains nothing. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		die("PR_SET_DUMPABLE: %s", strerror(errno));
 }
