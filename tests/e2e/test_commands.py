@@ -3,14 +3,12 @@
 import calendar
 import os
 import re
-import socket
 import stat
 import time
 
 import pytest
 
-from twhelpers import (HOST, OTHER, USERS, Ctrl, code, open_data, parse_mlsx,
-                       pwd_of, rc, recv_all, retr, stor)
+from twhelpers import USERS, code, parse_mlsx, pwd_of, rc, retr, stor
 
 MTIME = 1234567890                  # 2009-02-13 23:31:30 UTC
 MTIME_STR = "20090213233130"
@@ -358,7 +356,7 @@ def test_eprt(sess):
     data, _, final = retr(f, "RETR hello.txt", "eprt")
     assert data == b"hello world\n" and code(final) == 226
     assert rc(f, "EPRT |1|garbage|5000|")[0] == 501
-    assert rc(f, "EPRT nonsense")[0] == 501
+    assert rc(f, "EPRT nonsense")[0] in (501, 522)
     assert rc(f, "EPRT |2|::1|5000|")[0] in (500, 501, 522)
     assert rc(f, "EPRT |9|127.0.0.1|5000|")[0] in (501, 522)
 

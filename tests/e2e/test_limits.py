@@ -1,13 +1,12 @@
 """Concurrency and connection limits: 20 parallel clients, max_clients, max_per_ip."""
 
-import io
 import os
+import signal
 import threading
-import time
 
 import pytest
 
-from twhelpers import HOST, OTHER, USERS, Ctrl, code, retr, sha256, stor, wait_until
+from twhelpers import HOST, OTHER, Ctrl, code, retr, sha256, stor
 
 
 @pytest.mark.timeout(180)
@@ -109,7 +108,6 @@ def test_max_per_ip(make_server):
         finally:
             extra.close()
         # Another client address is not affected.
-        other = []
         for _ in range(2):
             c = Ctrl(s.port, src=OTHER)
             sessions.append(c)
@@ -128,12 +126,10 @@ def test_max_per_ip(make_server):
 
 def test_listener_survives_session_kill(server):
     """Invariant 3: the listener survives the death of any session process."""
-    import signal
-    from twhelpers import descendants
     c = server.ctrl()
     c.login("alice", "alice-pw")
-    server.wait_sessions(1)
-    for pid, _ in descendants(server.pid):
+    mon = server.session_of(c.sock.getsockname()[1])
+    for pid, _ in server.session_pids(mon):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:

@@ -71,18 +71,21 @@ def test_dir_names_and_257(utf8_session, name):
     assert s.read(os.path.join(name, "inside")) == b"in"
 
 
-def test_non_utf8_bytes_pass_through(server):
+@pytest.mark.parametrize("raw", [b"latin1-\xe9\xe8\xfe\x80.bin", b"iac-\xff-byte.bin"],
+                         ids=["latin1", "0xff"])
+def test_non_utf8_bytes_pass_through(server, raw):
     """Names that are not valid UTF-8 are still stored byte for byte."""
-    f = server.ftp("alice")
-    f.encoding = "latin-1"          # one char per byte on the wire
-    raw = b"latin1-\xe9\xff\xfe.bin"
+    f = server.ftp("alice", encoding="latin-1")     # one char per byte on the wire
     name = raw.decode("latin-1")
-    stor(f, "STOR " + name, b"bytes")
-    assert raw in os.listdir(server.home().encode())
-    data, _, _ = retr(f, "RETR " + name)
+    # On the control connection a 0xff byte is sent as IAC IAC (RFC 854, 2640).
+    wire = name.replace("\xff", "\xff\xff")
+    stor(f, "STOR " + wire, b"bytes")
+    assert raw in os.listdir(server.home().encode()), os.listdir(server.home().encode())
+    data, _, _ = retr(f, "RETR " + wire)
     assert data == b"bytes"
+    # The data connection carries names as they are, no Telnet escaping.
     data, _, _ = retr(f, "NLST")
-    assert raw in data.split(b"\r\n")
+    assert raw in data.split(b"\r\n"), data
     f.close()
 
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from twhelpers import proc_ids, proc_link, rc, retr, stor, wait_until, children
+from twhelpers import children, proc_ids, proc_link, retr, stor, wait_until
 
 
 @pytest.fixture

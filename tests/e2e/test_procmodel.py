@@ -2,25 +2,23 @@
 
 import os
 
-import pytest
-
-from twhelpers import (SHARED_GID, USERS, children, proc_groups, proc_ids, proc_link,
-                       proc_status, wait_until)
+from twhelpers import (SHARED_GID, USERS, children, open_data, proc_groups, proc_ids,
+                       proc_link, proc_status, wait_until)
 
 
-def _session(server, want_uid, timeout=10):
-    """Wait for one monitor whose only live child runs as want_uid; return (monitor, worker)."""
+def _session(server, c, want_uid, timeout=10):
+    """Wait until the session of control connection c has one worker running
+    as want_uid; return (monitor, worker)."""
+    port = c.sock.getsockname()[1]
+
     def probe():
-        mons = server.sessions()
-        if len(mons) != 1:
-            return None
-        kids = children(mons[0])
+        mon = server.session_of(port)
+        kids = children(mon)
         if len(kids) != 1:
             return None
-        ids = proc_ids(kids[0], "Uid")
-        if ids is None or ids != [want_uid] * 4:
+        if proc_ids(kids[0], "Uid") != [want_uid] * 4:
             return None
-        return mons[0], kids[0]
+        return mon, kids[0]
     return wait_until(probe, timeout, what="session with one worker of uid %d (tree: %s)"
                       % (want_uid, _tree(server)))
 
@@ -45,6 +43,21 @@ def _assert_root(pid):
     assert proc_ids(pid, "Uid") == [0, 0, 0, 0], proc_status(pid)
 
 
+def _assert_monitor_after_login(mon, uid, server):
+    """After login the monitor is root (the issue's model) or has dropped
+    root for good: the session's uid, no capabilities, no_new_privs, and
+    chrooted to secure_chroot_dir (DESIGN's cut-down monitor)."""
+    st = proc_status(mon)
+    if proc_ids(mon, "Uid") == [0, 0, 0, 0]:
+        return
+    assert proc_ids(mon, "Uid") == [uid] * 4, st
+    # CAP_NET_BIND_SERVICE (bit 10) at most, and only for connect_from_port_20.
+    assert int(st["CapEff"], 16) & ~(1 << 10) == 0, st
+    assert int(st["CapPrm"], 16) & ~(1 << 10) == 0, st
+    assert st.get("NoNewPrivs") == "1", st
+    assert proc_link(mon, "root") == server.empty, proc_link(mon, "root")
+
+
 def _assert_unprivileged(pid, uid, gid):
     st = proc_status(pid)
     assert proc_ids(pid, "Uid") == [uid] * 4, st
@@ -55,7 +68,7 @@ def _assert_unprivileged(pid, uid, gid):
 
 def test_prelogin_worker_is_nopriv_in_secure_chroot(server):
     with server.ctrl() as c:
-        mon, worker = _session(server, USERS["twnopriv"])
+        mon, worker = _session(server, c, USERS["twnopriv"])
         _assert_root(mon)
         _assert_unprivileged(worker, USERS["twnopriv"], USERS["twnopriv"])
         assert proc_link(worker, "root") == server.empty
@@ -64,36 +77,34 @@ def test_prelogin_worker_is_nopriv_in_secure_chroot(server):
         _assert_root(server.pid)
         # Still the same after USER (no login yet).
         assert c.cmd("USER alice")[0] == 331
-        assert _session(server, USERS["twnopriv"]) == (mon, worker)
+        assert _session(server, c, USERS["twnopriv"]) == (mon, worker)
 
 
 def test_postlogin_worker_is_user_in_chroot(server):
     with server.ctrl() as c:
-        mon0, prelogin = _session(server, USERS["twnopriv"])
+        mon0, prelogin = _session(server, c, USERS["twnopriv"])
         c.login("alice", "alice-pw")
-        mon, worker = _session(server, USERS["alice"])
+        mon, worker = _session(server, c, USERS["alice"])
         assert mon == mon0
         assert worker != prelogin
         wait_until(lambda: proc_ids(prelogin, "Uid") is None or
                    proc_status(prelogin)["State"].startswith("Z"),
                    5, what="pre-login worker to exit")
-        _assert_root(mon)
+        _assert_monitor_after_login(mon, USERS["alice"], server)
         _assert_unprivileged(worker, USERS["alice"], USERS["alice"])
         # Supplementary groups from the group file.
         assert SHARED_GID in proc_groups(worker), proc_status(worker)
         assert proc_link(worker, "root") == server.home("alice")
-        # Only the monitor is root among the session's processes.
+        # Only the monitor may be root among the session's processes.
         procs = _all_session_procs(mon)
         roots = [p for p in procs if 0 in (proc_ids(p, "Uid") or [1])]
-        assert roots == [mon], [(p, proc_ids(p, "Uid")) for p in procs]
+        assert roots in ([], [mon]), [(p, proc_ids(p, "Uid")) for p in procs]
         # The worker still serves: it is the process holding the session.
         assert c.cmd("NOOP")[0] == 200
 
 
 def test_postlogin_worker_during_transfer(server):
     """Data connections are served by the user's worker, not by root."""
-    import ftplib
-    from twhelpers import open_data
     with open(server.path("huge.bin"), "wb") as fh:
         fh.truncate(64 << 20)
     os.chown(server.path("huge.bin"), USERS["alice"], USERS["alice"])
@@ -101,10 +112,11 @@ def test_postlogin_worker_during_transfer(server):
     f.sendcmd("TYPE I")
     conn, _ = open_data(f, "RETR huge.bin")
     conn.recv(1000)
-    mon = server.sessions()[0]
+    mon = server.session_of(f.sock.getsockname()[1])
     procs = _all_session_procs(mon)
     roots = [p for p in procs if 0 in (proc_ids(p, "Uid") or [1])]
-    assert roots == [mon]
+    assert roots in ([], [mon]), [(p, proc_ids(p, "Uid")) for p in procs]
+    assert len(procs) >= 2
     conn.close()
     f.close()
 
@@ -112,8 +124,8 @@ def test_postlogin_worker_during_transfer(server):
 def test_anonymous_worker(server):
     with server.ctrl() as c:
         c.login("anonymous", "x@example.org")
-        mon, worker = _session(server, USERS["twftp"])
-        _assert_root(mon)
+        mon, worker = _session(server, c, USERS["twftp"])
+        _assert_monitor_after_login(mon, USERS["twftp"], server)
         _assert_unprivileged(worker, USERS["twftp"], USERS["twftp"])
         assert proc_link(worker, "root") == server.anon_root
 
@@ -122,7 +134,7 @@ def test_unchrooted_local_user(make_server):
     s = make_server({"chroot_local_user": False})
     with s.ctrl() as c:
         c.login("alice", "alice-pw")
-        mon, worker = _session(s, USERS["alice"])
+        mon, worker = _session(s, c, USERS["alice"])
         _assert_unprivileged(worker, USERS["alice"], USERS["alice"])
         assert proc_link(worker, "root") == "/"
         assert proc_link(worker, "cwd") == s.home("alice")
@@ -141,7 +153,7 @@ def test_local_root(make_server):
     s = make_server(prepare=prep)
     with s.ctrl() as c:
         c.login("alice", "alice-pw")
-        mon, worker = _session(s, USERS["alice"])
+        mon, worker = _session(s, c, USERS["alice"])
         assert proc_link(worker, "root") == s.lroot
     f = s.ftp("alice")
     assert f.nlst() == ["marker.txt"]
@@ -157,15 +169,16 @@ def test_sessions_are_separate_processes(server):
         b.login("bob", "bob-pw")
 
         def probe():
-            mons = server.sessions()
-            if len(mons) != 2:
+            mons = [server.session_of(x.sock.getsockname()[1]) for x in (a, b)]
+            if len(set(mons)) != 2:
                 return None
             uids = sorted(tuple(proc_ids(k, "Uid") or []) for m in mons for k in children(m))
             want = sorted([tuple([USERS["alice"]] * 4), tuple([USERS["bob"]] * 4)])
             return uids == want
         wait_until(probe, 10, what="two sessions (tree: %s)" % _tree(server))
-        for m in server.sessions():
-            _assert_root(m)
+        for x, user in ((a, "alice"), (b, "bob")):
+            m = server.session_of(x.sock.getsockname()[1])
+            _assert_monitor_after_login(m, USERS[user], server)
     finally:
         a.close()
         b.close()

@@ -1,7 +1,6 @@
 """The data path: big binary round trip, ASCII conversion, resume, ABOR, timeouts."""
 
 import hashlib
-import io
 import os
 import socket
 import threading
@@ -326,4 +325,27 @@ def test_port_to_closed_port(server):
         cd = code(f.getmultiline())
     assert cd == 425, cd
     assert rc(f, "NOOP")[0] == 200
+    f.close()
+
+
+def test_pasv_ports_reusable(make_server):
+    """Many downloads through a small passive range in quick succession.
+
+    The server closes a download's data connection first, so that
+    connection sits in TIME_WAIT on the passive port for a minute; the
+    passive listener must still be able to bind the port (SO_REUSEADDR, as
+    vsftpd does), or a small pasv_min_port..pasv_max_port range runs dry.
+    """
+    def small_range(srv):
+        lo = srv.pasv_ports[0]
+        srv.opts.update({"pasv_min_port": lo, "pasv_max_port": lo + 3})
+    s = make_server(prepare=small_range)
+    s.put("x.txt", b"x" * 1000)
+    f = s.ftp("alice")
+    for i in range(12):
+        data, _, final = retr(f, "RETR x.txt")
+        assert data == b"x" * 1000 and code(final) == 226, i
+    for i in range(12):
+        data, _, _ = retr(f, "RETR x.txt", "epsv")
+        assert data == b"x" * 1000, i
     f.close()

@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -264,24 +265,27 @@ def open_data(ftp, cmd, mode="pasv", rest=None):
     """
     listener = None
     conn = None
+    # The data connection comes from the control connection's own address
+    # (a session opened from OTHER must not look like a third party).
+    me = ftp.sock.getsockname()[0]
     if mode == "pasv":
         resp = ftp.sendcmd("PASV")
         assert resp.startswith("227"), resp
         _, port = ftplib.parse227(resp)
-        conn = socket.create_connection((HOST, port), TIMEOUT)
+        conn = socket.create_connection((HOST, port), TIMEOUT, source_address=(me, 0))
     elif mode == "epsv":
         resp = ftp.sendcmd("EPSV")
         assert resp.startswith("229"), resp
         _, port = ftplib.parse229(resp, ftp.sock.getpeername())
-        conn = socket.create_connection((HOST, port), TIMEOUT)
+        conn = socket.create_connection((HOST, port), TIMEOUT, source_address=(me, 0))
     elif mode in ("port", "eprt"):
-        listener = socket.create_server((HOST, 0))
+        listener = socket.create_server((me, 0))
         listener.settimeout(TIMEOUT)
         p = listener.getsockname()[1]
         if mode == "port":
-            resp = ftp.sendport(HOST, p)
+            resp = ftp.sendport(me, p)
         else:
-            resp = ftp.sendeprt(HOST, p)
+            resp = ftp.sendeprt(me, p)
         assert resp.startswith("200"), resp
     else:
         raise ValueError(mode)
@@ -455,6 +459,26 @@ def _yesno(v):
     return str(v)
 
 
+# nss_wrapper keeps the passwd file it parsed open and, on every lookup,
+# fstat()s that descriptor and re-parses when st_mtime changed. The daemon's
+# session processes close the descriptors they inherit, so in a monitor the
+# listener's low descriptor number soon names the IPC socket instead: the
+# lookup then "re-parses" a socket and finds no user. Starting the daemon
+# with descriptors 3..N already taken (by /dev/null) puts nss_wrapper's file
+# above N; in a session process that number is then simply closed (EBADF),
+# which nss_wrapper handles by reopening the file. Test harness only: real
+# NSS modules do not cache a descriptor this way.
+_FD_PAD_LAUNCHER = """
+import os, sys
+null = os.open("/dev/null", os.O_RDONLY)
+for fd in range(3, 256):
+    if fd != null:
+        os.dup2(null, fd, inheritable=True)
+os.dup2(255, null, inheritable=True)
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
 class Server:
     """One daemon and its private world under a fresh temporary directory."""
 
@@ -602,7 +626,10 @@ class Server:
         self.started = time.time()
         self._out = open(self.stdout_path, "wb")
         self._err = open(self.stderr_path, "wb")
-        self.proc = subprocess.Popen([TWINFTPD, self.conf_path], env=self.env(),
+        argv = [TWINFTPD, self.conf_path]
+        if self.wrappers:
+            argv = [sys.executable, "-c", _FD_PAD_LAUNCHER] + argv
+        self.proc = subprocess.Popen(argv, env=self.env(),
                                      stdin=subprocess.DEVNULL, stdout=self._out,
                                      stderr=self._err, close_fds=True)
         deadline = time.monotonic() + 10
@@ -620,9 +647,70 @@ class Server:
     def pid(self):
         return self.proc.pid
 
+    def connections(self):
+        """{client port: set of pids holding that control connection} for
+        every client connected to this daemon, read from /proc."""
+        inodes = {}
+        with open("/proc/net/tcp") as f:
+            next(f)
+            for line in f:
+                parts = line.split()
+                lport = int(parts[1].rsplit(":", 1)[1], 16)
+                rport = int(parts[2].rsplit(":", 1)[1], 16)
+                if lport == self.port and parts[3] != "0A" and parts[9] != "0":
+                    inodes["socket:[%s]" % parts[9]] = rport
+        out = {}
+        for pid, _ in descendants(self.pid):
+            try:
+                fds = os.listdir("/proc/%d/fd" % pid)
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+                except OSError:
+                    continue
+                if link in inodes:
+                    out.setdefault(inodes[link], set()).add(pid)
+        return out
+
+    def monitor_of(self, pid):
+        """The listener's child above pid (the session monitor), or None."""
+        while pid:
+            st = proc_stat(pid)
+            if st is None:
+                return None
+            if st[0] == self.pid:
+                return pid
+            pid = st[0]
+        return None
+
     def sessions(self):
-        """Live session monitors: the listener's children."""
-        return children(self.pid)
+        """Monitors of the sessions that have a client connected."""
+        mons = set()
+        for pids in self.connections().values():
+            for p in pids:
+                m = self.monitor_of(p)
+                if m:
+                    mons.add(m)
+        return sorted(mons)
+
+    def session_of(self, client_port, timeout=10):
+        """The monitor serving the client whose local port is client_port."""
+        def probe():
+            pids = self.connections().get(client_port)
+            if not pids:
+                return None
+            mons = {self.monitor_of(p) for p in pids} - {None}
+            return mons.pop() if len(mons) == 1 else None
+        return wait_until(probe, timeout, what="session of client port %d" % client_port)
+
+    def session_pids(self, monitor):
+        """The monitor and all its live descendants: [(pid, starttime)]."""
+        st = proc_stat(monitor)
+        if st is None or st[1] == "Z":
+            return []
+        return [(monitor, st[2])] + descendants(monitor)
 
     def wait_sessions(self, n, timeout=10):
         return wait_until(lambda: len(self.sessions()) == n or None, timeout,
@@ -716,9 +804,9 @@ class Server:
                     shutil.rmtree(os.path.join("/tmp", d), ignore_errors=True)
 
     # -- clients
-    def ftp(self, user="alice", password=None, src=None):
+    def ftp(self, user="alice", password=None, src=None, encoding="utf-8"):
         """A logged-in ftplib.FTP (user "anonymous" for anonymous)."""
-        f = ftplib.FTP(timeout=TIMEOUT)
+        f = ftplib.FTP(timeout=TIMEOUT, encoding=encoding)
         f.connect(HOST, self.port, source_address=(src, 0) if src else None)
         if user in ("anonymous", "ftp"):
             f.login(user, password or "e2e@example.org")

@@ -1,0 +1,385 @@
+"""The pre-fork pool and the listener's limits (issue 4).
+
+An idle pair is a child of the listener (the session monitor) that has a
+child running as nopriv_user (the pre-login worker) and holds no client
+connection. Per-source penalties are not tested here.
+"""
+
+import ftplib
+import os
+import signal
+import socket
+import threading
+import time
+
+import pytest
+
+from twhelpers import (HOST, OTHER, USERS, Ctrl, children, code, descendants, proc_ids,
+                       proc_stat, proc_status, retr, sha256, stor, wait_until)
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def _uptime_ticks():
+    with open("/proc/uptime") as f:
+        return float(f.read().split()[0]) * HZ
+
+
+def idle_pairs(s):
+    """Monitors of ready pairs: [(monitor, worker)]."""
+    busy = set(s.sessions())
+    out = []
+    for m in children(s.pid):
+        if m in busy:
+            continue
+        kids = children(m)
+        if len(kids) == 1 and proc_ids(kids[0], "Uid") == [USERS["twnopriv"]] * 4:
+            out.append((m, kids[0]))
+    return out
+
+
+def wait_pool(s, n, timeout=15):
+    return wait_until(lambda: len(idle_pairs(s)) == n and idle_pairs(s), timeout,
+                      what="%d idle pairs (have %d)" % (n, len(idle_pairs(s))))
+
+
+def _session_procs(s, c):
+    """(monitor, worker) of a connection (Ctrl or ftplib.FTP)."""
+    port = c.sock.getsockname()[1]
+
+    def probe():
+        mon = s.session_of(port)
+        kids = children(mon)
+        return (mon, kids[0]) if len(kids) == 1 else None
+    return wait_until(probe, 10, what="session of port %d" % port)
+
+
+def _transfer(f, name="t.bin", size=200000):
+    data = os.urandom(size)
+    f.sendcmd("TYPE I")
+    stor(f, "STOR " + name, data)
+    got, _, final = retr(f, "RETR " + name)
+    assert code(final) == 226 and sha256(got) == sha256(data)
+
+
+def _greeting(c):
+    try:
+        return c.reply()[0]
+    except (EOFError, ConnectionResetError):
+        return None
+
+
+def _listener_fds(s):
+    return len(os.listdir("/proc/%d/fd" % s.pid))
+
+
+def _listener_rss_kb(s):
+    return int(proc_status(s.pid)["VmRSS"].split()[0])
+
+
+# ------------------------------------------------------------------ pool
+
+def test_pair_existed_before_connection(make_server):
+    s = make_server({"prefork_sessions": 4})
+    wait_pool(s, 4)
+    time.sleep(0.1)         # starttime has a resolution of 1/HZ
+    before = _uptime_ticks()
+    with s.ctrl() as c:
+        mon, worker = _session_procs(s, c)
+        assert proc_ids(worker, "Uid") == [USERS["twnopriv"]] * 4
+        for p in (mon, worker):
+            assert proc_stat(p)[2] < before, \
+                "process %d started at tick %d, after the connect (%d)" % \
+                (p, proc_stat(p)[2], before)
+        c.login("alice", "alice-pw")
+        assert c.cmd("NOOP")[0] == 200
+
+
+def test_prefork_zero_forks_on_accept(make_server):
+    """The inverse of the test above: without a pool the pair is younger
+    than the connection, and nothing waits in advance."""
+    s = make_server({"prefork_sessions": 0})
+    time.sleep(0.3)
+    assert children(s.pid) == [], "prefork_sessions=0 but the listener has children"
+    time.sleep(0.05)
+    before = _uptime_ticks()
+    time.sleep(0.05)
+    with s.ctrl() as c:
+        mon, worker = _session_procs(s, c)
+        assert proc_stat(mon)[2] >= before
+        c.login("alice", "alice-pw")
+    f = s.ftp("bob")
+    _transfer(f)
+    f.quit()
+    s.wait_sessions(0)
+    assert "burst" not in s.log_text()
+
+
+def test_pool_refills(make_server):
+    n = 6
+    s = make_server({"prefork_sessions": n})
+    wait_pool(s, n)
+    conns = []
+    try:
+        for i in range(n + 2):
+            c = s.ctrl()
+            conns.append(c)
+        s.wait_sessions(n + 2)
+        # Refilled in the background while the sessions stay connected.
+        wait_pool(s, n)
+        assert len(children(s.pid)) == 2 * n + 2, children(s.pid)
+        for c in conns:
+            c.login("alice", "alice-pw")
+            assert c.cmd("PWD")[0] == 257
+    finally:
+        for c in conns:
+            c.close()
+    s.wait_sessions(0)
+    # Back to exactly the pool: no extra pairs left from the ones handed out.
+    wait_until(lambda: len(children(s.pid)) == n, 10,
+               what="listener back to %d children (has %d)" % (n, len(children(s.pid))))
+    wait_pool(s, n)
+
+
+def _ended(pid):
+    st = proc_stat(pid)
+    return st is None or st[1] == "Z"
+
+
+def _kill_and_check_replaced(s, n, kill_monitor, kill_worker):
+    pairs = wait_pool(s, n)
+    victims = pairs       # all of them: the next connection must meet one
+    for m, w in victims:
+        if kill_monitor:
+            os.kill(m, signal.SIGKILL)
+        if kill_worker:
+            os.kill(w, signal.SIGKILL)
+    # Fair to the daemon: connect only once the kernel has ended them.
+    gone = [p for m, w in victims for p, k in ((m, kill_monitor), (w, kill_worker)) if k]
+    wait_until(lambda: all(_ended(p) for p in gone), 10, what="killed processes to end")
+    # Every connection the pool serves next gets a greeting and a login,
+    # including the ones that would have gone to the dead pairs.
+    conns = []
+    try:
+        for i in range(n + 1):
+            c = Ctrl(s.port)
+            conns.append(c)
+            g = _greeting(c)
+            assert g == 220, "connection %d after killing idle pairs got %r" % (i, g)
+            c.login("alice", "alice-pw")
+        _, lines = conns[0].cmd("NOOP")
+    finally:
+        for c in conns:
+            c.close()
+    s.wait_sessions(0)
+    dead = {m for m, _ in victims}
+
+    def replaced():
+        ps = idle_pairs(s)
+        return len(ps) == n and not ({m for m, _ in ps} & dead) and len(children(s.pid)) == n
+    wait_until(replaced, 15, what="pool of %d healthy pairs (children %s, idle %s)"
+               % (n, [(p, children(p)) for p in children(s.pid)], idle_pairs(s)))
+    for m, w in victims:
+        for p in (m, w):
+            assert _ended(p), "process %d of a killed pair lives on" % p
+    assert s.proc.poll() is None
+    f = s.ftp("bob")
+    _transfer(f)
+    f.quit()
+
+
+def test_killed_idle_monitors_are_replaced(make_server):
+    s = make_server({"prefork_sessions": 4})
+    _kill_and_check_replaced(s, 4, kill_monitor=True, kill_worker=False)
+
+
+def test_killed_idle_workers_are_replaced(make_server):
+    """The worker of an idle pair dies: its monitor must not stay in the pool."""
+    s = make_server({"prefork_sessions": 4})
+    _kill_and_check_replaced(s, 4, kill_monitor=False, kill_worker=True)
+
+
+def test_killed_whole_idle_pool_is_replaced(make_server):
+    s = make_server({"prefork_sessions": 4})
+    _kill_and_check_replaced(s, 4, kill_monitor=True, kill_worker=True)
+
+
+@pytest.mark.timeout(120)
+def test_burst_larger_than_pool(make_server):
+    s = make_server({"prefork_sessions": 4})
+    wait_pool(s, 4)
+    n = 20
+    # All twenty connections land in the backlog at once, faster than any
+    # refill can follow; then each logs in, and all stay logged in together.
+    conns = [Ctrl(s.port) for _ in range(n)]
+    results = [None] * n
+    together = threading.Barrier(n, timeout=60)
+
+    def client(i):
+        c = conns[i]
+        try:
+            assert _greeting(c) == 220
+            c.login("alice" if i % 2 else "bob", "alice-pw" if i % 2 else "bob-pw")
+            assert c.cmd("NOOP")[0] == 200
+            results[i] = "ok"
+            together.wait()
+        except BaseException as e:
+            results[i] = repr(e)
+            together.abort()
+
+    try:
+        threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(90)
+        assert all(not t.is_alive() for t in threads), "clients hung"
+        assert results == ["ok"] * n, [r for r in results if "BrokenBarrier" not in r]
+    finally:
+        for c in conns:
+            c.close()
+    s.wait_log(r"burst: ")
+    s.wait_sessions(0, timeout=15)
+    wait_until(lambda: len(children(s.pid)) == 4, 15,
+               what="listener back to 4 pairs (has %d children)" % len(children(s.pid)))
+    wait_pool(s, 4)
+
+
+# ---------------------------------------------------------------- limits
+
+def test_max_clients_extra_gets_421_others_keep_working(make_server):
+    s = make_server({"max_clients": 3, "max_per_ip": 0, "prefork_sessions": 2})
+    fs = []
+    try:
+        for _ in range(3):
+            fs.append(s.ftp("alice"))
+        s.wait_sessions(3)
+        extra = Ctrl(s.port)
+        try:
+            cd, lines = extra.reply()
+            assert cd == 421, lines
+            assert extra.closed_within(5)
+        finally:
+            extra.close()
+        s.wait_log(r"refused connection: max_clients \(3\)")
+        # The admitted ones keep working, transfers included.
+        for i, f in enumerate(fs):
+            _transfer(f, "mc%d.bin" % i)
+        # The refused connection never became a session.
+        assert len(s.sessions()) == 3
+        fs.pop().quit()
+        s.wait_sessions(2)
+        fs.append(s.ftp("bob"))
+        assert code(fs[-1].sendcmd("NOOP")) == 200
+    finally:
+        for f in fs:
+            f.close()
+
+
+def test_max_per_ip_other_address_accepted(make_server):
+    s = make_server({"max_clients": 50, "max_per_ip": 2, "prefork_sessions": 2})
+    fs = []
+    try:
+        for _ in range(2):
+            fs.append(s.ftp("alice", src=HOST))
+        s.wait_sessions(2)
+        extra = Ctrl(s.port, src=HOST)
+        try:
+            cd, lines = extra.reply()
+            assert cd == 421, lines
+            assert extra.closed_within(5)
+        finally:
+            extra.close()
+        s.wait_log(r"refused connection: max_per_ip \(2\)")
+        other = s.ftp("bob", src=OTHER)
+        fs.append(other)
+        assert other.sock.getsockname()[0] == OTHER
+        # Its data connection comes from its own address too (PASV pins the peer).
+        data = os.urandom(100000)
+        other.sendcmd("TYPE I")
+        resp = other.sendcmd("PASV")
+        _, dport = ftplib.parse227(resp)
+        with socket.create_connection((HOST, dport), 10, source_address=(OTHER, 0)) as d:
+            assert other.sendcmd("STOR other.bin")[0] == "1"
+            d.sendall(data)
+        assert code(other.voidresp()) == 226
+        assert sha256(s.read("other.bin", "bob")) == sha256(data)
+        for f in fs[:2]:
+            _transfer(f, "local.bin")
+    finally:
+        for f in fs:
+            f.close()
+
+
+# ------------------------------------------------------------------ soak
+
+def _short_sessions(port, count, errors):
+    for _ in range(count):
+        try:
+            sk = socket.create_connection((HOST, port), 10)
+            try:
+                buf = b""
+                while b"\n" not in buf:
+                    b = sk.recv(4096)
+                    if not b:
+                        break
+                    buf += b
+                if not buf.startswith(b"220"):
+                    errors.append(buf)
+                    continue
+                sk.sendall(b"QUIT\r\n")
+                buf = b""
+                while b"\n" not in buf:
+                    b = sk.recv(4096)
+                    if not b:
+                        break
+                    buf += b
+                if not buf.startswith(b"221"):
+                    errors.append(b"QUIT: " + buf)
+            finally:
+                sk.close()
+        except OSError as e:
+            errors.append(repr(e).encode())
+        if len(errors) > 20:
+            return
+
+
+@pytest.mark.timeout(150)
+def test_soak_short_sessions(make_server):
+    pool = 8
+    s = make_server({"prefork_sessions": pool, "max_per_ip": 0, "max_clients": 2000,
+                     "xferlog_enable": False})
+    wait_pool(s, pool)
+    # Warm up so that one-time allocations are behind us.
+    errors = []
+    _short_sessions(s.port, 100, errors)
+    assert not errors, errors[:5]
+    s.wait_sessions(0)
+    wait_pool(s, pool)
+    fds0, rss0 = _listener_fds(s), _listener_rss_kb(s)
+
+    total, nthreads = 3000, 6
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=_short_sessions, args=(s.port, total // nthreads, errors),
+                                daemon=True) for _ in range(nthreads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    elapsed = time.monotonic() - t0
+    assert all(not t.is_alive() for t in threads), "soak clients hung"
+    assert not errors, errors[:5]
+    assert elapsed < 60, "3000 short sessions took %.1fs" % elapsed
+    assert s.proc.poll() is None
+
+    s.wait_sessions(0, timeout=15)
+    wait_pool(s, pool)
+    # No leaked processes: exactly the pool's pairs below the listener.
+    wait_until(lambda: len(descendants(s.pid)) == 2 * pool, 10,
+               what="listener descendants back to %d (have %d)"
+               % (2 * pool, len(descendants(s.pid))))
+    fds1, rss1 = _listener_fds(s), _listener_rss_kb(s)
+    assert fds1 <= fds0 + 2, "listener fds grew from %d to %d" % (fds0, fds1)
+    assert rss1 - rss0 <= 300, "listener VmRSS grew from %d KB to %d KB" % (rss0, rss1)
+    print("soak: %d sessions in %.1fs; listener fds %d->%d, VmRSS %d->%d KB"
+          % (total, elapsed, fds0, fds1, rss0, rss1))
