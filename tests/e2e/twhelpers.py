@@ -31,7 +31,13 @@ TWINFTPD = os.environ.get("TWINFTPD") or os.path.join(REPO, "build", "twinftpd")
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 PAM_MATRIX = os.path.join(LIBDIR, "pam_wrapper", "pam_matrix.so")
-PRELOAD = "libpam_wrapper.so libnss_wrapper.so"
+# ASan cannot run libpam under pam_wrapper (it dlopens it with RTLD_DEEPBIND,
+# which the sanitizer runtime refuses). With TW_E2E_PAM=etc (set by
+# tests/run.sh for the sanitizer build) the per-test PAM service file, the
+# same pam_matrix lines, goes to /etc/pam.d under its unique name for the
+# test's life instead, and the real libpam reads it.
+PAM_IN_ETC = os.environ.get("TW_E2E_PAM") == "etc"
+PRELOAD = "libnss_wrapper.so" if PAM_IN_ETC else "libpam_wrapper.so libnss_wrapper.so"
 
 HOST = "127.0.0.1"
 OTHER = "127.0.0.2"      # a second loopback address: "another host"
@@ -557,8 +563,9 @@ class Server:
             for u, p in PASSWORDS.items():
                 f.write("%s:%s:%s\n" % (u, p, self.service))
         os.chmod(self.passdb_path, 0o600)
-        self.pam_dir = os.path.join(self.etc, "pam.d")
-        os.mkdir(self.pam_dir)
+        self.pam_dir = "/etc/pam.d" if PAM_IN_ETC else os.path.join(self.etc, "pam.d")
+        if not PAM_IN_ETC:
+            os.mkdir(self.pam_dir)
         with open(os.path.join(self.pam_dir, self.service), "w") as f:
             f.write("auth required %s passdb=%s\n" % (PAM_MATRIX, self.passdb_path))
             f.write("account required %s passdb=%s\n" % (PAM_MATRIX, self.passdb_path))
@@ -608,11 +615,14 @@ class Server:
         if self.wrappers:
             env.update({
                 "LD_PRELOAD": PRELOAD,
-                "PAM_WRAPPER": "1",
-                "PAM_WRAPPER_SERVICE_DIR": self.pam_dir,
                 "NSS_WRAPPER_PASSWD": self.passwd_path,
                 "NSS_WRAPPER_GROUP": self.group_path,
             })
+            if not PAM_IN_ETC:
+                env.update({"PAM_WRAPPER": "1", "PAM_WRAPPER_SERVICE_DIR": self.pam_dir})
+            else:
+                # nss_wrapper, unlike pam_wrapper, can skip RTLD_DEEPBIND.
+                env["NSS_WRAPPER_DISABLE_DEEPBIND"] = "1"
         for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
             if k in os.environ:
                 env[k] = os.environ[k]
@@ -796,6 +806,11 @@ class Server:
 
     def cleanup(self):
         shutil.rmtree(self.base, ignore_errors=True)
+        if PAM_IN_ETC and self.wrappers:
+            try:
+                os.unlink(os.path.join("/etc/pam.d", self.service))
+            except FileNotFoundError:
+                pass
         # pam_wrapper copies the service into /tmp/pam.X; a daemon stopped by a
         # signal leaves it behind. Remove only the ones holding our service.
         for d in os.listdir("/tmp"):
