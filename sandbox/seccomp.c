@@ -496,6 +496,13 @@ policy_build(enum sandbox_role role, const struct tw_config *cfg)
 	/* A syscall of another ABI (x32, i386 on x86_64) would dodge every
 	 * rule: kill it outright. */
 	set_attr(&b, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	/*
+	 * A binary tree of syscall numbers instead of a linear chain: every
+	 * syscall is judged in a few comparisons, and the kernel's action
+	 * cache, which runs the filter for every syscall number when it is
+	 * installed (on each login), does a fraction of the work.
+	 */
+	set_attr(&b, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	build_policy(&b, &sc_policies[role]);
 	ctx = b.ctx;
 	b.ctx = NULL;
@@ -539,6 +546,8 @@ sandbox_prepare(const struct tw_config *cfg)
 		    pread(fd, compiled[role].insns, (size_t)size, 0) != size)
 			die("seccomp: cannot read the compiled %s policy", sc_policies[role].name);
 		compiled[role].len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+		if (getenv("TW_DEBUG_BPF"))
+			dprintf(2, "policy %s: %u instructions\n", sc_policies[role].name, compiled[role].len);
 		close(fd);
 		seccomp_release(ctx);
 	}
