@@ -899,7 +899,8 @@ emit_dir(struct out_sink *o, int mode, const char *dir, int show_hidden,
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n > 0)
+		qsort(names, n, sizeof(*names), cmp_names);
 	for (i = 0; i < n; i++) {
 		if (o->rc == XFER_OK)
 			emit_entry(o, mode, strcmp(dir, ".") == 0 ? NULL : dir, names[i], lo);
