@@ -3,6 +3,8 @@
  * one writer for every reply.
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +30,12 @@ ctrl_init(struct ctrl *c, int fd)
 	 * "ABOR\r\n" with MSG_OOB); inline it so the LF is not lost.
 	 */
 	setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one));
+	/*
+	 * Replies are small and often come in pairs (150 ... 226): with
+	 * Nagle the second waits for the client's delayed ACK, 40 ms per
+	 * transfer.
+	 */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 void
