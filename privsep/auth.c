@@ -103,6 +103,23 @@ fail:
 	return PAM_CONV_ERR;
 }
 
+void
+auth_preload(const struct tw_config *cfg)
+{
+	static pam_handle_t *keep;
+	static struct pam_conv_data none = { "", "" };
+	static struct pam_conv conv = { pam_conversation, &none };
+
+	/*
+	 * pam_start() loads every module of the service. Nothing is asked
+	 * and nobody is authenticated with this handle; it only keeps the
+	 * modules mapped (shared, read-only) in every forked child.
+	 */
+	if (cfg->local_enable && keep == NULL &&
+	    pam_start(cfg->pam_service_name, "twinftpd-preload", &conv, &keep) != PAM_SUCCESS)
+		keep = NULL;
+}
+
 /* In the PAM child: 0 = authenticated and account valid. */
 static int
 pam_check(const struct tw_config *cfg, const char *user, const char *pass,

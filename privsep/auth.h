@@ -27,6 +27,13 @@ struct auth_user {
 	mode_t umask;
 };
 
+/*
+ * In the listener at start: loads the PAM service's modules once (a PAM
+ * handle that is never ended), so that every login's short-lived PAM
+ * child finds them already mapped instead of loading them again.
+ */
+void auth_preload(const struct tw_config *cfg);
+
 /* Whether user names an anonymous login ("anonymous" or "ftp"). */
 int auth_is_anonymous_name(const char *user);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "tw_build.h"
+#include "auth.h"
 #include "config.h"
 #include "listener.h"
 #include "log.h"
@@ -212,6 +213,7 @@ main(int argc, char **argv)
 	sandbox_log_only = cfg.seccomp_log_only;
 	signal(SIGPIPE, SIG_IGN);
 	resolve_runtime(&cfg);
+	auth_preload(&cfg);
 	log_open(&cfg);
 	setup_namespaces(&cfg);
 	sandbox_worker_no_net = tw_rt.netns_fd >= 0;
