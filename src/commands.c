@@ -236,7 +236,7 @@ cmd_mkd(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 550, "Create directory operation failed.");
 		return;
 	}
-	worker_log(s, "MKDIR %s", arg);
+	worker_xferlog(s, "MKDIR %s", arg);
 	if (arg[0] == '/' || getcwd(cwd, sizeof(cwd)) == NULL ||
 	    ftp_path_join(cwd, arg, full, sizeof(full)) < 0)
 		reply_257(s, arg, "created");
@@ -253,7 +253,7 @@ cmd_rmd(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 550, "Remove directory operation failed.");
 		return;
 	}
-	worker_log(s, "RMDIR %s", arg);
+	worker_xferlog(s, "RMDIR %s", arg);
 	ctrl_reply(&s->ctrl, 250, "Remove directory operation successful.");
 }
 
@@ -268,7 +268,7 @@ cmd_dele(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 550, "Delete operation failed.");
 		return;
 	}
-	worker_log(s, "DELETE %s", arg);
+	worker_xferlog(s, "DELETE %s", arg);
 	ctrl_reply(&s->ctrl, 250, "Delete operation successful.");
 }
 
@@ -304,7 +304,7 @@ cmd_rnto(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 550, "Rename failed.");
 		return;
 	}
-	worker_log(s, "RENAME %s -> %s", s->rnfr, arg);
+	worker_xferlog(s, "RENAME %s -> %s", s->rnfr, arg);
 	ctrl_reply(&s->ctrl, 250, "Rename successful.");
 }
 
@@ -368,7 +368,7 @@ cmd_site(struct session *s, char *arg)
 			ctrl_reply(&s->ctrl, 550, "SITE CHMOD command failed.");
 			return;
 		}
-		worker_log(s, "CHMOD %s 0%lo", path, v);
+		worker_xferlog(s, "CHMOD %s 0%lo", path, v);
 		ctrl_reply(&s->ctrl, 200, "SITE CHMOD command ok.");
 	} else {
 		ctrl_reply(&s->ctrl, 500, "Unknown SITE command.");

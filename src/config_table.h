@@ -138,7 +138,7 @@ CFG_UINT(connect_timeout, 60, 0, 86400,
 
 /* --- Logging --- */
 CFG_BOOL(xferlog_enable, 1,
-	"Log one line per login (success and failure) and per transfer.")
+	"Log one line per transfer (and per MKD, RMD, DELE, RNTO, SITE CHMOD). Logins, failed logins, refused connections and sandbox events are logged whatever this says.")
 CFG_STR(log_file, "/var/log/twinftpd.log",
 	"File the log lines go to (opened by the listener before any session starts). vsftpd_log_file is accepted as another name for it.")
 CFG_BOOL(syslog_enable, 0,

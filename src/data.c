@@ -683,9 +683,10 @@ data_cmd_retr(struct session *s, const char *path)
 		       s->ascii && s->cfg->ascii_download_enable);
 	close(fd);
 	close(file);
-	worker_log(s, "DOWNLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL", path,
-		   x.bytes, rest ? " (resumed)" : "");
 	xfer_finish(s, rc, "Transfer complete.");
+	/* After the reply: the client need not wait for the monitor's log. */
+	worker_xferlog(s, "DOWNLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL",
+		       path, x.bytes, rest ? " (resumed)" : "");
 }
 
 /* Opens the upload target; for STOU picks a name that does not exist. */
@@ -763,13 +764,12 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 	close(fd);
 	if (close(file) != 0 && rc == XFER_OK)
 		rc = XFER_FILE_ERR;
-	worker_log(s, "UPLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL", name,
-		   x.bytes, rest ? " (resumed)" : append ? " (append)" : "");
-	if (unique && rc == XFER_OK) {
+	if (unique && rc == XFER_OK)
 		ctrl_reply(&s->ctrl, 226, "Transfer complete (unique file name: %s).", name);
-		return;
-	}
-	xfer_finish(s, rc, "Transfer complete.");
+	else
+		xfer_finish(s, rc, "Transfer complete.");
+	worker_xferlog(s, "UPLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL", name,
+		       x.bytes, rest ? " (resumed)" : append ? " (append)" : "");
 }
 
 /* --- Listings --- */

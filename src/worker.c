@@ -35,6 +35,20 @@ worker_log(struct session *s, const char *fmt, ...)
 	tw_log(TW_LOG_INFO, "%s", text);
 }
 
+void
+worker_xferlog(struct session *s, const char *fmt, ...)
+{
+	char text[IPC_MAX_LOGMSG];
+	va_list ap;
+
+	if (!s->cfg->xferlog_enable)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	tw_log(TW_LOG_INFO, "%s", text);
+}
+
 static void
 session_init(struct session *s, const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 {

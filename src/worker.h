@@ -136,6 +136,10 @@ int data_connect_socket(const struct sockaddr_storage *dst,
  */
 int testhook_run(struct session *s, const char *arg);
 
+/* A transfer or file-change line: logged only with xferlog_enable. */
+void worker_xferlog(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Sends one line to the monitor's log. */
 void worker_log(struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
