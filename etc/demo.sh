@@ -19,7 +19,7 @@ if [ -f /run/twinftpd-demo.pid ] && kill -0 "$(cat /run/twinftpd-demo.pid)" 2>/d
 fi
 build/twinftpd -o listen_port=2121 -o anonymous_enable=YES -o anon_root=/srv/twinftpd-demo \
 	-o pasv_min_port=40000 -o pasv_max_port=40100 -o background=NO \
-	etc/twinftpd.conf &
+	etc/twinftpd.conf </dev/null >/var/log/twinftpd-demo.out 2>&1 &
 echo $! > /run/twinftpd-demo.pid
 sleep 0.5
 kill -0 "$(cat /run/twinftpd-demo.pid)"
