@@ -246,6 +246,12 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 	}
 	if (pid == 0) {
 		close(p[0]);
+		/*
+		 * The password hash is the heaviest CPU work a server does;
+		 * at a lower priority a storm of logins cannot starve the
+		 * transfers of sessions already logged in.
+		 */
+		(void)!nice(10);
 		if (local_login(cfg, user, pass, peer_ip, u) != 0)
 			_exit(1);
 		if (write(p[1], u, sizeof(*u)) != (ssize_t)sizeof(*u))
