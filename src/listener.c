@@ -89,6 +89,9 @@ static struct {
 	size_t n, cap;
 	unsigned long on_demand;	/* connections forked because the pool was empty */
 	time_t burst_logged;
+	time_t death_second;		/* idle pairs that died in this second... */
+	unsigned deaths;		/* ...counted here */
+	time_t paused_until;		/* refilling stops while pairs keep dying */
 } pool;
 
 static size_t
@@ -269,6 +272,28 @@ session_added(pid_t pid, const struct addr_key *a)
 	addr_find(a, 1)->count++;
 }
 
+/*
+ * Ready pairs that die idle are replaced, but if they keep dying (a
+ * broken secure_chroot_dir, a policy the kernel refuses) refilling would
+ * become a fork storm: more deaths in one second than the pool holds
+ * pause it for a few seconds, and say so.
+ */
+static void
+pool_count_death(void)
+{
+	time_t now = time(NULL);
+
+	if (now != pool.death_second) {
+		pool.death_second = now;
+		pool.deaths = 0;
+	}
+	if (++pool.deaths == (pool.cap > 8 ? (unsigned)pool.cap : 8u)) {
+		pool.paused_until = now + 5;
+		tw_log(TW_LOG_ERR, "pool: %u ready session pairs died within a second; "
+		       "refilling paused for 5 s (see the lines above for why)", pool.deaths);
+	}
+}
+
 static void
 pool_forget(pid_t pid)
 {
@@ -279,6 +304,7 @@ pool_forget(pid_t pid)
 		if (pool.slots[i].pid == pid) {
 			close(pool.slots[i].chan);
 			pool.slots[i] = pool.slots[--pool.n];
+			pool_count_death();
 			return;
 		}
 	}
@@ -468,17 +494,22 @@ pool_spawn(const struct tw_config *cfg)
 
 /*
  * Tops the pool up to prefork_sessions, a bounded number of forks per
- * call so the listener gets back to accepting. Returns whether more are
- * needed.
+ * call so the listener gets back to accepting. Returns the poll timeout
+ * until the next call: 0 when more are needed now, a second while
+ * refilling is paused, -1 when the pool is full.
  */
 static int
 pool_refill(const struct tw_config *cfg)
 {
 	unsigned budget = 8;
 
+	if (pool.n >= cfg->prefork_sessions)
+		return -1;
+	if (pool.paused_until > time(NULL))
+		return 1000;
 	while (pool.n < cfg->prefork_sessions && budget-- > 0)
 		pool_spawn(cfg);
-	return pool.n < cfg->prefork_sessions;
+	return pool.n < cfg->prefork_sessions ? 0 : -1;
 }
 
 /* Gives cfd to a ready pair. 0 on success, -1 when none took it. */
@@ -673,9 +704,9 @@ listener_run(const struct tw_config *cfg)
 	pfd[nl].events = POLLIN;
 	for (;;) {
 		/* Refill between events; poll without waiting while short. */
-		int more = pool_refill(cfg);
+		int wait_ms = pool_refill(cfg);
 
-		if (poll(pfd, nl + 1, more ? 0 : -1) < 0) {
+		if (poll(pfd, nl + 1, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			die("poll: %s", strerror(errno));

@@ -383,3 +383,31 @@ def test_soak_short_sessions(make_server):
     assert rss1 - rss0 <= 300, "listener VmRSS grew from %d KB to %d KB" % (rss0, rss1)
     print("soak: %d sessions in %.1fs; listener fds %d->%d, VmRSS %d->%d KB"
           % (total, elapsed, fds0, fds1, rss0, rss1))
+
+
+def test_pairs_that_keep_dying_pause_the_refill(make_server):
+    """A pool whose new pairs die at once (here: secure_chroot_dir gone
+    after start) must not turn into a fork storm: the listener pauses the
+    refill, says why, keeps serving, and refills once the cause is gone."""
+    s = make_server({"prefork_sessions": 4})
+    wait_pool(s, 4)
+    hidden = s.empty + ".away"
+    os.rename(s.empty, hidden)
+    try:
+        for m, w in idle_pairs(s):
+            os.kill(w, signal.SIGKILL)
+        s.wait_log(r"pool: \d+ ready session pairs died within a second; refilling paused",
+                   timeout=15)
+        # Paused: the listener is not forking in a loop.
+        n1 = len(s.log_text().splitlines())
+        time.sleep(1.0)
+        n2 = len(s.log_text().splitlines())
+        assert n2 - n1 < 20, "the listener kept respawning dying pairs"
+        assert s.proc.poll() is None
+    finally:
+        os.rename(hidden, s.empty)
+    # After the pause the pool comes back and sessions work again.
+    wait_pool(s, 4, timeout=20)
+    f = s.ftp("alice")
+    assert code(f.sendcmd("NOOP")) == 200
+    f.quit()
