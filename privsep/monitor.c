@@ -470,6 +470,7 @@ session_run(const struct tw_config *cfg, int client_fd)
 {
 	monitor_init(cfg);
 	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate);
+	sandbox_apply(ROLE_MONITOR_PRELOGIN, cfg);
 	monitor_attach_client(client_fd);
 	mon.worker = start_worker(0, &mon.ipc_fd);
 	monitor_loop();
@@ -483,6 +484,7 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 
 	monitor_init(cfg);
 	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate);
+	sandbox_apply(ROLE_MONITOR_PRELOGIN, cfg);
 	mon.worker = start_worker(0, &mon.ipc_fd);
 	/*
 	 * Ready: wait for the listener to hand us a client. If the worker

@@ -379,6 +379,20 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(sysinfo), SC_ALLOW, 0 },
 	{ SCMP_SYS(sched_getaffinity), SC_ALLOW, 0 },	/* sysconf(NPROCESSORS) */
 	{ SCMP_SYS(getrandom), SC_ALLOW, 0 },
+	/* Filters stack: what the workers below may do, the listener's and
+	 * the monitor's filters must allow too (their own checks are in the
+	 * worker policies, which are installed last and are narrower). */
+	{ SCMP_SYS(sendfile), SC_ALLOW, 0 },
+	{ SCMP_SYS(sendfile64), SC_ALLOW, 0 },
+	{ SCMP_SYS(splice), SC_ALLOW, 0 },
+	{ SCMP_SYS(fadvise64), SC_ALLOW, 0 },
+	{ SCMP_SYS(fadvise64_64), SC_ALLOW, 0 },
+	{ SCMP_SYS(creat), SC_ALLOW, 0 },
+	{ SCMP_SYS(ftruncate64), SC_ALLOW, 0 },
+	{ SCMP_SYS(rmdir), SC_ALLOW, 0 },
+	{ SCMP_SYS(renameat2), SC_ALLOW, 0 },
+	{ SCMP_SYS(getpriority), SC_ALLOW, 0 },	/* nice(): the PAM child runs at */
+	{ SCMP_SYS(setpriority), SC_ALLOW, 0 },	/* a lower priority */
 	{ SCMP_SYS(wait4), SC_ALLOW, 0 },	/* reaping sessions / workers */
 	{ SCMP_SYS(waitid), SC_ALLOW, 0 },
 	{ SCMP_SYS(exit), SC_ALLOW, 0 },
@@ -394,6 +408,7 @@ static const struct sc_rule g_root_base[] = {
 static const struct sc_rule g_root_spawn[] = {
 	{ SCMP_SYS(clone), SC_CLONE_FLAGS, 0 },	/* fork(); flags are arg 0 */
 	{ SCMP_SYS(unshare), SC_CLONE_FLAGS, 0 },	/* isolate, isolate_network */
+	{ SCMP_SYS(setns), SC_ALLOW, 0 },	/* workers join the empty network namespace */
 	{ SCMP_SYS(setsid), SC_ALLOW, 0 },
 	{ SCMP_SYS(setpgid), SC_ALLOW, 0 },
 	{ SCMP_SYS(setgroups), SC_ALLOW, 0 },

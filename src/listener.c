@@ -26,6 +26,7 @@
 #include "ipc.h"
 #include "log.h"
 #include "monitor.h"
+#include "sandbox.h"
 #include "util.h"
 
 /*
@@ -692,6 +693,7 @@ listener_run(const struct tw_config *cfg)
 		die("signalfd: %s", strerror(errno));
 
 	table_init(1024);
+	sandbox_apply(ROLE_LISTENER, cfg);
 	tw_log(TW_LOG_INFO, "twinftpd listening on port %u (%s%s%s)", cfg->listen_port,
 	       cfg->listen ? "IPv4" : "", cfg->listen && cfg->listen_ipv6 ? ", " : "",
 	       cfg->listen_ipv6 ? "IPv6" : "");

@@ -323,6 +323,17 @@ def test_proc_prelogin_monitor_no_new_privs(server):
         assert st["NoNewPrivs"] == "1", "pre-login monitor: NoNewPrivs %s" % st["NoNewPrivs"]
 
 
+def test_listener_and_prelogin_monitor_under_seccomp(server):
+    """Issue 3: every role runs under its own policy, the root ones too."""
+    assert proc_status(server.pid)["Seccomp"] == "2", "listener has no seccomp filter"
+    with server.ctrl() as c:
+        mon, w = _worker(server, c, USERS["twnopriv"])
+        assert proc_status(mon)["Seccomp"] == "2", "pre-login monitor has no seccomp filter"
+        # Logins (PAM in the monitor's child) still work under the stack.
+        c.login("alice", "alice-pw")
+        assert c.cmd("NOOP")[0] == 200
+
+
 @pytest.mark.parametrize("who", ["alice-chrooted", "bob-unchrooted", "anonymous"])
 def test_proc_postlogin(make_server, who):
     s = make_server({"chroot_local_user": who != "bob-unchrooted"})
