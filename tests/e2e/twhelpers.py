@@ -349,6 +349,29 @@ def stor(ftp, cmd, data, mode="pasv", rest=None):
     return pre, final
 
 
+def assert_theft_refused(f, port, cmd=b"RETR secret.bin\r\n"):
+    """Connects to the data port from OTHER (a second loopback address),
+    then asks for the file on the control connection: the transfer must
+    fail with 425/426 and the foreign connection must receive nothing."""
+    thief = socket.socket()
+    thief.bind((OTHER, 0))
+    thief.settimeout(5)
+    thief.connect((HOST, port))
+    f.sock.sendall(cmd)
+    codes = [code(f.getmultiline())]
+    if codes[0] in (125, 150):
+        codes.append(code(f.getmultiline()))
+    assert codes[-1] in (425, 426), codes
+    got = b""
+    try:
+        thief.settimeout(3)
+        got = recv_all(thief)
+    except (socket.timeout, ConnectionResetError):
+        pass
+    thief.close()
+    assert got == b"", got[:64]
+
+
 def pwd_of(resp):
     """The path of a 257 reply, with RFC 959 "" unquoting."""
     m = re.match(r'257 "((?:[^"]|"")*)"', resp)
