@@ -219,7 +219,10 @@ def test_burst_larger_than_pool(make_server):
         c = conns[i]
         try:
             assert _greeting(c) == 220
-            c.login("alice" if i % 2 else "bob", "alice-pw" if i % 2 else "bob-pw")
+            # Anonymous: twenty PAM logins at once exceed what pam_wrapper
+            # can do (its per-process config dirs collide), and the burst
+            # is about the pool, not PAM.
+            c.login("anonymous", "burst@example.org")
             assert c.cmd("NOOP")[0] == 200
             results[i] = "ok"
             together.wait()
