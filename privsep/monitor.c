@@ -247,6 +247,16 @@ monitor_handle_log(struct ipc_msg *m)
 }
 
 static void
+monitor_reply_fd(int fd)
+{
+	uint32_t err = fd < 0 ? (uint32_t)(errno ? errno : EIO) : 0;
+
+	monitor_reply_u32(IPC_FD_RESULT, err, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void
 monitor_handle_port20(struct ipc_msg *m)
 {
 	struct sockaddr_storage src = mon.local, dst = mon.peer;
@@ -271,32 +281,20 @@ monitor_handle_port20(struct ipc_msg *m)
 		((struct sockaddr_in6 *)&src)->sin6_port = htons((uint16_t)mon.cfg->ftp_data_port);
 		((struct sockaddr_in6 *)&dst)->sin6_port = htons((uint16_t)port);
 	}
+	errno = 0;
 	fd = socket(src.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		monitor_reply_u32(IPC_FD_RESULT, (uint32_t)errno, -1);
-		return;
+	if (fd >= 0) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&src, len) != 0 ||
+		    connect(fd, (struct sockaddr *)&dst, len) != 0) {
+			int err = errno;
+
+			close(fd);
+			errno = err;
+			fd = -1;
+		}
 	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&src, len) != 0 ||
-	    connect(fd, (struct sockaddr *)&dst, len) != 0) {
-		uint32_t err = (uint32_t)errno;
-
-		close(fd);
-		monitor_reply_u32(IPC_FD_RESULT, err ? err : EIO, -1);
-		return;
-	}
-	monitor_reply_u32(IPC_FD_RESULT, 0, fd);
-	close(fd);
-}
-
-static void
-monitor_reply_fd(int fd)
-{
-	uint32_t err = fd < 0 ? (uint32_t)(errno ? errno : EIO) : 0;
-
-	monitor_reply_u32(IPC_FD_RESULT, err, fd);
-	if (fd >= 0)
-		close(fd);
+	monitor_reply_fd(fd);
 }
 
 static void

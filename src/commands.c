@@ -621,9 +621,6 @@ static const struct command {
 	{ "ABOR", cmd_abor, ARG_NONE_OK },
 };
 
-/* Unknown commands tolerated before the session is closed. */
-#define MAX_UNKNOWN_COMMANDS 16
-
 void
 cmd_dispatch(struct session *s, char *line)
 {

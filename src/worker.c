@@ -19,34 +19,36 @@
 #include "util.h"
 #include "worker.h"
 
-/* Unknown commands tolerated before the session is closed. */
-#define MAX_UNKNOWN_COMMANDS 16
+static void __attribute__((format(printf, 1, 0)))
+worker_vlog(const char *fmt, va_list ap)
+{
+	char text[IPC_MAX_LOGMSG];
+
+	vsnprintf(text, sizeof(text), fmt, ap);
+	tw_log(TW_LOG_INFO, "%s", text);
+}
 
 void
 worker_log(struct session *s, const char *fmt, ...)
 {
-	char text[IPC_MAX_LOGMSG];
 	va_list ap;
 
 	(void)s;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	worker_vlog(fmt, ap);
 	va_end(ap);
-	tw_log(TW_LOG_INFO, "%s", text);
 }
 
 void
 worker_xferlog(struct session *s, const char *fmt, ...)
 {
-	char text[IPC_MAX_LOGMSG];
 	va_list ap;
 
 	if (!s->cfg->xferlog_enable)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	worker_vlog(fmt, ap);
 	va_end(ap);
-	tw_log(TW_LOG_INFO, "%s", text);
 }
 
 static void

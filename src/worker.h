@@ -18,6 +18,9 @@ struct tw_config;
 /* The control line bound (RFC 959 has none; vsftpd uses 4 KiB too). */
 #define CTRL_MAX_LINE 4096
 
+/* Unknown commands tolerated before the session is closed (both states). */
+#define MAX_UNKNOWN_COMMANDS 16
+
 struct ctrl {
 	int fd;
 	int in_transfer;	/* a data transfer is running */
