@@ -402,6 +402,10 @@ root_basics(void)
 	if (fd == -1)
 		return 4;
 	close(fd);
+	/* Forked session processes close what they inherited in one call. */
+	fd = dup(2);
+	if (fd == -1 || close_range((unsigned)fd, ~0U, 0) != 0 || fcntl(fd, F_GETFD) != -1)
+		return 6;
 	return worker_basics() ? 5 : 0;
 }
 
