@@ -391,8 +391,9 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(ftruncate64), SC_ALLOW, 0 },
 	{ SCMP_SYS(rmdir), SC_ALLOW, 0 },
 	{ SCMP_SYS(renameat2), SC_ALLOW, 0 },
-	{ SCMP_SYS(getpriority), SC_ALLOW, 0 },	/* nice(): the PAM child runs at */
-	{ SCMP_SYS(setpriority), SC_ALLOW, 0 },	/* a lower priority */
+	{ SCMP_SYS(sched_setscheduler), SC_ALLOW, 0 },	/* the PAM child runs */
+	{ SCMP_SYS(getpriority), SC_ALLOW, 0 },	/* SCHED_IDLE, or nice() */
+	{ SCMP_SYS(setpriority), SC_ALLOW, 0 },	/* where that is refused */
 	{ SCMP_SYS(wait4), SC_ALLOW, 0 },	/* reaping sessions / workers */
 	{ SCMP_SYS(waitid), SC_ALLOW, 0 },
 	{ SCMP_SYS(exit), SC_ALLOW, 0 },
