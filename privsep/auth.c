@@ -275,7 +275,8 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 		if (errno != EINTR)
 			return -1;
 	}
-	if (n != (ssize_t)sizeof(*u) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (n != (ssize_t)sizeof(*u) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+	    auth_user_check(u) != 0) {
 		explicit_bzero(u, sizeof(*u));
 		return -1;
 	}

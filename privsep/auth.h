@@ -34,6 +34,16 @@ struct auth_user {
  */
 void auth_preload(const struct tw_config *cfg);
 
+/*
+ * Checks a struct auth_user that came over a socket from another root
+ * process of the session (the PAM child's answer, the monitor's hand-over
+ * to the spare post-login worker): every string terminated inside its
+ * array, the user named, no uid or gid 0, the group count in bounds,
+ * absolute directories, a umask. 0 when it is sound, -1 otherwise.
+ * Pure (auth_check.c), unit-tested.
+ */
+int auth_user_check(const struct auth_user *u);
+
 /* Whether user names an anonymous login ("anonymous" or "ftp"). */
 int auth_is_anonymous_name(const char *user);
 

@@ -29,18 +29,52 @@ ipc_socketpair(int sv[2])
 	    0 : -1;
 }
 
-int
-ipc_send(int sock, const struct ipc_msg *m)
+/* One datagram of len bytes, with fd (if >= 0) as SCM_RIGHTS. */
+static int
+send_datagram(int sock, const void *data, size_t len, int fd)
 {
-	unsigned char buf[IPC_MAX_MSG];
 	union {
 		struct cmsghdr hdr;
 		unsigned char space[CMSG_SPACE(sizeof(int))];
 	} ctl;
-	struct iovec iov;
+	struct iovec iov = { (void *)data, len };
 	struct msghdr msg;
-	enum ipc_fd_rule rule;
 	ssize_t r;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.space;
+		msg.msg_controllen = sizeof(ctl.space);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	/* MSG_NOSIGNAL: a dead peer is IPC_E_EOF, not a SIGPIPE. */
+	do {
+		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno == EPIPE ? IPC_E_EOF : IPC_E_IO;
+	/* SEQPACKET sends are atomic; a short count means a broken kernel. */
+	if ((size_t)r != len) {
+		errno = EMSGSIZE;
+		return IPC_E_IO;
+	}
+	return IPC_OK;
+}
+
+int
+ipc_send(int sock, const struct ipc_msg *m)
+{
+	unsigned char buf[IPC_MAX_MSG];
+	enum ipc_fd_rule rule;
 	int n;
 
 	n = ipc_encode(m, buf, sizeof(buf));
@@ -53,36 +87,7 @@ ipc_send(int sock, const struct ipc_msg *m)
 	    (m->fd < 0 && rule == IPC_FD_ALWAYS))
 		return IPC_E_FD;
 
-	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = buf;
-	iov.iov_len = (size_t)n;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (m->fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&ctl, 0, sizeof(ctl));
-		msg.msg_control = ctl.space;
-		msg.msg_controllen = sizeof(ctl.space);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &m->fd, sizeof(int));
-	}
-
-	/* MSG_NOSIGNAL: a dead peer is IPC_E_EOF, not a SIGPIPE. */
-	do {
-		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
-	} while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return errno == EPIPE ? IPC_E_EOF : IPC_E_IO;
-	/* SEQPACKET sends are atomic; a short count means a broken kernel. */
-	if (r != n) {
-		errno = EMSGSIZE;
-		return IPC_E_IO;
-	}
-	return IPC_OK;
+	return send_datagram(sock, buf, (size_t)n, m->fd);
 }
 
 /*
@@ -128,43 +133,62 @@ close_fds(const int *fds, int nfds)
 		(void)close(fds[i]);
 }
 
-int
-ipc_recv(int sock, struct ipc_msg *m)
+/*
+ * Receives one datagram into iov[0..n) (cap bytes in all). Returns its
+ * length (0: the peer closed), IPC_E_IO, or IPC_E_LONG when it did not
+ * fit: the buffers are one byte larger than any accepted datagram, so an
+ * oversized one shows up as too long even if MSG_TRUNC were not reported. *nfds
+ * gets every descriptor that came with it (the caller closes them when it
+ * rejects the datagram); *fd_bad is set when they were truncated or came
+ * in anything but SCM_RIGHTS.
+ */
+static ssize_t
+recv_datagram(int sock, struct iovec *iov, size_t n, size_t cap, int *fds, int *nfds,
+	      int *fd_bad)
 {
-	/* One byte more than the largest message, so an oversized datagram
-	 * shows up as too long even if MSG_TRUNC were not reported. */
-	unsigned char buf[IPC_MAX_MSG + 1];
 	union {
 		struct cmsghdr hdr;
 		unsigned char space[CMSG_SPACE(IPC_MAX_RECV_FDS * sizeof(int))];
 	} ctl;
-	int fds[IPC_MAX_RECV_FDS];
-	struct iovec iov;
 	struct msghdr msg;
 	ssize_t r;
-	int nfds, bad, err;
 
-	m->fd = -1;
+	*nfds = 0;
+	*fd_bad = 0;
 	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = buf;
-	iov.iov_len = sizeof(buf);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
+	msg.msg_iov = iov;
+	msg.msg_iovlen = n;
 	msg.msg_control = ctl.space;
 	msg.msg_controllen = sizeof(ctl.space);
-
 	do {
 		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return IPC_E_IO;
+	*nfds = recv_collect_fds(&msg, fds, IPC_MAX_RECV_FDS, fd_bad);
+	if (msg.msg_flags & MSG_CTRUNC)
+		*fd_bad = 1;
+	if ((msg.msg_flags & MSG_TRUNC) || (size_t)r >= cap)
+		return IPC_E_LONG;
+	return r;
+}
 
-	nfds = recv_collect_fds(&msg, fds, IPC_MAX_RECV_FDS, &bad);
-	if (r == 0)
+int
+ipc_recv(int sock, struct ipc_msg *m)
+{
+	unsigned char buf[IPC_MAX_MSG + 1];
+	struct iovec iov = { buf, sizeof(buf) };
+	int fds[IPC_MAX_RECV_FDS];
+	ssize_t r;
+	int nfds, bad, err;
+
+	m->fd = -1;
+	r = recv_datagram(sock, &iov, 1, sizeof(buf), fds, &nfds, &bad);
+	if (r < 0)
+		err = (int)r;
+	else if (r == 0)
 		err = IPC_E_EOF;
-	else if (msg.msg_flags & MSG_TRUNC)
-		err = IPC_E_LONG;
-	else if ((msg.msg_flags & MSG_CTRUNC) || bad || nfds > 1)
+	else if (bad || nfds > 1)
 		err = IPC_E_FD;
 	else
 		err = ipc_decode(buf, (size_t)r, nfds == 1, m);
@@ -174,5 +198,41 @@ ipc_recv(int sock, struct ipc_msg *m)
 		return err;
 	}
 	m->fd = nfds == 1 ? fds[0] : -1;
+	return IPC_OK;
+}
+
+int
+ipc_send_record(int sock, const void *rec, size_t len, int fd)
+{
+	return send_datagram(sock, rec, len, fd);
+}
+
+int
+ipc_recv_record(int sock, void *rec, size_t len, int want_fd, int *fd_out)
+{
+	/* One byte past the record: a longer datagram shows up as too long. */
+	unsigned char extra;
+	struct iovec iov[2] = { { rec, len }, { &extra, 1 } };
+	int fds[IPC_MAX_RECV_FDS];
+	ssize_t r;
+	int nfds, bad, err;
+
+	*fd_out = -1;
+	r = recv_datagram(sock, iov, 2, len + 1, fds, &nfds, &bad);
+	if (r < 0)
+		err = (int)r;
+	else if (r == 0)
+		err = IPC_E_EOF;
+	else if ((size_t)r < len)
+		err = IPC_E_SHORT;
+	else if (bad || nfds != (want_fd ? 1 : 0))
+		err = IPC_E_FD;
+	else
+		err = IPC_OK;
+	if (err != IPC_OK) {
+		close_fds(fds, nfds);
+		return err;
+	}
+	*fd_out = want_fd ? fds[0] : -1;
 	return IPC_OK;
 }

@@ -117,4 +117,14 @@ int ipc_send(int sock, const struct ipc_msg *m);
  * the message rejected. 0 or negative. */
 int ipc_recv(int sock, struct ipc_msg *m);
 
+/*
+ * A fixed-size record between two root processes of one session (the
+ * monitor and its PAM child or its spare post-login worker): exactly len
+ * bytes and exactly one descriptor with it (fd < 0: none). The receiver
+ * rejects any other size or descriptor count; checking the record's
+ * fields is the caller's (e.g. auth_user_check()). 0 or negative.
+ */
+int ipc_send_record(int sock, const void *rec, size_t len, int fd);
+int ipc_recv_record(int sock, void *rec, size_t len, int want_fd, int *fd_out);
+
 #endif

@@ -41,14 +41,26 @@ struct monitor {
 	int client_fd;
 	int ipc_fd;
 	pid_t worker;
+	/*
+	 * The post-login worker-to-be: forked with the pre-login worker,
+	 * while the monitor has touched almost nothing of its own, it waits
+	 * as root for the login's facts and the control connection. A login
+	 * then costs no fork, and the worker shares little with the monitor
+	 * that either of them will write (each such page is private memory
+	 * of both). -1 once it has become the worker.
+	 */
+	pid_t spare;
+	int spare_fd;
 	struct sockaddr_storage peer, local;
 	char peer_ip[INET6_ADDRSTRLEN];
 	unsigned login_fails;
-	struct auth_user user;
+	/* A login's facts: scratch pages (tw_scratch_alloc) until handed over. */
+	struct auth_user *user;
 	int last_seccomp_nr;	/* from a worker's violation report, or -1 */
 };
 
-static struct monitor mon;
+/* Written after every fork: TW_PER_PROCESS (util.h). */
+static struct monitor mon TW_PER_PROCESS;
 
 typedef void (*mon_handler)(struct ipc_msg *m);
 
@@ -74,14 +86,22 @@ static const struct permit {
 	{ IPC_PORT_CONNECT, ST_POSTLOGIN, monitor_handle_port_connect },
 };
 
+static void
+monitor_kill_child(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	*pid = -1;
+}
+
 static void __attribute__((noreturn))
 monitor_end(int code)
 {
-	if (mon.worker > 0) {
-		kill(mon.worker, SIGKILL);
-		while (waitpid(mon.worker, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
+	monitor_kill_child(&mon.worker);
+	monitor_kill_child(&mon.spare);
 	_exit(code);
 }
 
@@ -106,11 +126,17 @@ monitor_reply_u32(enum ipc_type type, uint32_t v, int fd)
 
 /* --- Starting workers --- */
 
+/*
+ * Forks a session child that keeps only keep_fd (-1: none) and its end of
+ * a new IPC socketpair, in the empty network namespace. In the parent:
+ * returns the pid and the monitor's end in *ipc_out. In the child:
+ * returns 0 and its end in *ipc_out.
+ */
 static pid_t
-start_worker(int post_login, int *ipc_out)
+fork_session_child(int keep_fd, int *ipc_out)
 {
 	int sv[2];
-	pid_t pid, parent = getpid();
+	pid_t pid;
 
 	if (ipc_socketpair(sv) != 0)
 		die("socketpair: %s", strerror(errno));
@@ -125,55 +151,118 @@ start_worker(int post_login, int *ipc_out)
 	close(sv[0]);
 	ns_join_net(tw_rt.netns_fd);
 	/*
-	 * Only the control connection and the IPC socket: nothing else the
-	 * monitor holds (the log file, the listener's channel) may reach a
-	 * process that parses client input.
+	 * Nothing else the monitor holds (the log file, the listener's
+	 * channel, the other child's socket) may reach a process that
+	 * parses client input.
 	 */
 	{
-		int keep[2] = { mon.client_fd, sv[1] };
+		int keep[2] = { sv[1], keep_fd };
 
-		tw_close_fds_except(keep, 2);
+		tw_close_fds_except(keep, keep_fd >= 0 ? 2 : 1);
 	}
 	log_to_ipc(sv[1]);
 	log_set_role("worker");
-	if (!post_login) {
-		struct creds_target t = {
-			.uid = tw_rt.nopriv_uid, .gid = tw_rt.nopriv_gid,
-			.groups = NULL, .ngroups = 0,
-			.chroot_dir = mon.cfg->secure_chroot_dir, .start_dir = "/",
-			.umask = 077,
-		};
+	*ipc_out = sv[1];
+	return 0;
+}
 
-		creds_become(&t);
-	} else {
-		struct creds_target t = {
-			.uid = mon.user.uid, .gid = mon.user.gid,
-			.groups = mon.user.groups, .ngroups = mon.user.ngroups,
-			.chroot_dir = mon.user.chroot_dir[0] ? mon.user.chroot_dir : NULL,
-			.start_dir = mon.user.start_dir,
-			.umask = mon.user.umask,
-		};
-
-		creds_become(&t);
-	}
-	/* Set after the uid change, which clears it; then close the race. */
+/* After the uid change, which clears it: die with the monitor. */
+static void
+session_child_tie(pid_t parent)
+{
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* In a new PID namespace the parent is outside it: getppid() is 0. */
 	if (getppid() != (tw_rt.isolate ? 0 : parent))
 		_exit(0);
-	sandbox_set_report_fd(sv[1]);
-	sandbox_apply(post_login ? ROLE_WORKER_POSTLOGIN : ROLE_WORKER_PRELOGIN, mon.cfg);
-	if (!post_login) {
-		worker_prelogin_run(mon.cfg, mon.client_fd, sv[1]);
-	} else {
-		struct worker_login wl;
+}
 
-		memset(&wl, 0, sizeof(wl));
-		tw_strlcpy(wl.user, mon.user.name, sizeof(wl.user));
-		wl.anonymous = mon.user.anonymous;
-		wl.chrooted = mon.user.chroot_dir[0] != '\0';
-		worker_postlogin_run(mon.cfg, mon.client_fd, sv[1], &wl);
+static pid_t
+start_prelogin_worker(int *ipc_out)
+{
+	pid_t pid, parent = getpid();
+	int fd;
+	struct creds_target t = {
+		.uid = tw_rt.nopriv_uid, .gid = tw_rt.nopriv_gid,
+		.groups = NULL, .ngroups = 0,
+		.chroot_dir = NULL, .start_dir = "/",
+		.umask = 077,
+	};
+
+	pid = fork_session_child(mon.client_fd, ipc_out);
+	if (pid > 0)
+		return pid;
+	fd = *ipc_out;
+	t.chroot_dir = mon.cfg->secure_chroot_dir;
+	creds_become(&t);
+	session_child_tie(parent);
+	sandbox_set_report_fd(fd);
+	sandbox_apply(ROLE_WORKER_PRELOGIN, mon.cfg);
+	worker_prelogin_run(mon.cfg, mon.client_fd, fd);
+}
+
+/*
+ * The spare, in its own process: waits as root (under the monitor's
+ * filter, holding nothing but its IPC socket) for the monitor's
+ * hand-over, then becomes the user and serves the session. The record
+ * comes from the root monitor, and is checked all the same.
+ */
+static void __attribute__((noreturn))
+spare_run(int fd, pid_t parent)
+{
+	struct auth_user *u = tw_scratch_alloc(sizeof(*u));
+	struct worker_login wl;
+	int client_fd;
+
+	if (ipc_recv_record(fd, u, sizeof(*u), 1, &client_fd) != 0)
+		_exit(0);	/* the session ended before a login */
+	if (auth_user_check(u) != 0)
+		bug("the monitor handed over an unsound login record");
+	{
+		struct creds_target t = {
+			.uid = u->uid, .gid = u->gid,
+			.groups = u->groups, .ngroups = u->ngroups,
+			.chroot_dir = u->chroot_dir[0] ? u->chroot_dir : NULL,
+			.start_dir = u->start_dir,
+			.umask = u->umask,
+		};
+
+		creds_become(&t);
 	}
+	session_child_tie(parent);
+	/*
+	 * The monitor says go once the pre-login worker is dead: until then
+	 * this process must not touch the connection (it set itself up
+	 * meanwhile, in parallel with that worker's exit).
+	 */
+	{
+		unsigned char go;
+		int none;
+
+		if (ipc_recv_record(fd, &go, sizeof(go), 0, &none) != 0)
+			_exit(0);
+	}
+	memset(&wl, 0, sizeof(wl));
+	tw_strlcpy(wl.user, u->name, sizeof(wl.user));
+	wl.anonymous = u->anonymous;
+	wl.chrooted = u->chroot_dir[0] != '\0';
+	tw_scratch_free(u, sizeof(*u));
+	sandbox_set_report_fd(fd);
+	sandbox_apply(ROLE_WORKER_POSTLOGIN, mon.cfg);
+	worker_postlogin_run(mon.cfg, client_fd, fd, &wl);
+}
+
+static void
+start_spare(void)
+{
+	pid_t parent = getpid();
+	int fd;
+
+	mon.spare = fork_session_child(-1, &mon.spare_fd);
+	if (mon.spare > 0)
+		return;
+	fd = mon.spare_fd;
+	mon.spare_fd = -1;
+	spare_run(fd, parent);
 }
 
 /* --- Request handlers --- */
@@ -191,28 +280,48 @@ monitor_handle_login(struct ipc_msg *m)
 		monitor_abort("malformed LOGIN request");
 	if (mon.login_fails >= mon.cfg->max_login_fails)
 		monitor_abort("LOGIN request after the last allowed failure");
-	ok = auth_login(mon.cfg, user, pass, mon.peer_ip, &mon.user) == 0;
+	if (mon.user == NULL)
+		mon.user = tw_scratch_alloc(sizeof(*mon.user));
+	ok = auth_login(mon.cfg, user, pass, mon.peer_ip, mon.user) == 0;
 	explicit_bzero(pass, sizeof(pass));
 	explicit_bzero(m->payload, sizeof(m->payload));
 	if (ok) {
 		tw_log(TW_LOG_INFO, "OK LOGIN: client %s, user \"%s\"%s", mon.peer_ip,
-		       mon.user.name, mon.user.anonymous ? " (anonymous)" : "");
-		/* The pre-login worker has nothing left to do: end it now. */
+		       mon.user->name, mon.user->anonymous ? " (anonymous)" : "");
+		/*
+		 * The pre-login worker has nothing left to do. The spare
+		 * becomes the user while it dies, and may touch the control
+		 * connection only once it is dead.
+		 */
 		kill(mon.worker, SIGKILL);
-		while (waitpid(mon.worker, NULL, 0) < 0 && errno == EINTR)
-			;
-		close(mon.ipc_fd);
 		mon.state = ST_POSTLOGIN;
-		mon.worker = start_worker(1, &mon.ipc_fd);
+		if (ipc_send_record(mon.spare_fd, mon.user, sizeof(*mon.user), mon.client_fd) != 0)
+			monitor_abort("spare post-login worker gone");
+		monitor_kill_child(&mon.worker);
+		close(mon.ipc_fd);
+		{
+			static const unsigned char go = 1;
+
+			if (ipc_send_record(mon.spare_fd, &go, sizeof(go), -1) != 0)
+				monitor_abort("spare post-login worker gone");
+		}
+		mon.worker = mon.spare;
+		mon.ipc_fd = mon.spare_fd;
+		mon.spare = -1;
+		mon.spare_fd = -1;
 		/*
 		 * From here on the monitor only relays logs (and, with
 		 * connect_from_port_20, makes port-20 sockets): it gives up
 		 * root and every file.
 		 */
-		creds_monitor_postlogin(mon.user.uid, mon.user.gid, mon.cfg->secure_chroot_dir,
+		creds_monitor_postlogin(mon.user->uid, mon.user->gid, mon.cfg->secure_chroot_dir,
 					mon.cfg->connect_from_port_20);
+		tw_scratch_free(mon.user, sizeof(*mon.user));
+		mon.user = NULL;
 		sandbox_set_report_fd(-1);
 		sandbox_apply(ROLE_MONITOR_POSTLOGIN, mon.cfg);
+		/* What the login left on the stack is dead: give it back. */
+		tw_stack_trim();
 		return;
 	}
 	mon.login_fails++;
@@ -391,6 +500,7 @@ monitor_worker_gone(void)
 		}
 	}
 	mon.worker = -1;
+	monitor_kill_child(&mon.spare);
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 
@@ -440,6 +550,9 @@ monitor_init(const struct tw_config *cfg)
 	 * its large auth_user part stays shared zero pages until a login. */
 	mon.cfg = cfg;
 	mon.client_fd = -1;
+	mon.worker = -1;
+	mon.spare = -1;
+	mon.spare_fd = -1;
 	mon.state = ST_PRELOGIN;
 	mon.last_seccomp_nr = -1;
 	tw_strlcpy(mon.peer_ip, "?", sizeof(mon.peer_ip));
@@ -470,7 +583,8 @@ session_run(const struct tw_config *cfg, int client_fd)
 	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate);
 	sandbox_apply(ROLE_MONITOR_PRELOGIN, cfg);
 	monitor_attach_client(client_fd);
-	mon.worker = start_worker(0, &mon.ipc_fd);
+	mon.worker = start_prelogin_worker(&mon.ipc_fd);
+	start_spare();
 	monitor_loop();
 }
 
@@ -483,23 +597,26 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 	monitor_init(cfg);
 	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate);
 	sandbox_apply(ROLE_MONITOR_PRELOGIN, cfg);
-	mon.worker = start_worker(0, &mon.ipc_fd);
+	mon.worker = start_prelogin_worker(&mon.ipc_fd);
+	start_spare();
 	/*
-	 * Ready: wait for the listener to hand us a client. If the worker
+	 * Ready: wait for the listener to hand us a client. If a worker
 	 * dies meanwhile this pair is useless: end it, and the listener
 	 * (which reaps us) puts a fresh pair in the pool.
 	 */
 	for (;;) {
-		struct pollfd p[2] = { { chan, POLLIN, 0 }, { mon.ipc_fd, POLLIN, 0 } };
+		struct pollfd p[3] = { { chan, POLLIN, 0 }, { mon.ipc_fd, POLLIN, 0 },
+				       { mon.spare_fd, POLLIN, 0 } };
 
-		if (poll(p, 2, -1) < 0) {
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			monitor_end(MONITOR_EXIT_OK);
 		}
-		if (p[1].revents != 0) {
-			tw_log(TW_LOG_WARN, "idle pre-login worker %d died; pair retired",
-			       (int)mon.worker);
+		if (p[1].revents != 0 || p[2].revents != 0) {
+			tw_log(TW_LOG_WARN, "idle %s worker %d died; pair retired",
+			       p[1].revents != 0 ? "pre-login" : "spare post-login",
+			       (int)(p[1].revents != 0 ? mon.worker : mon.spare));
 			monitor_end(MONITOR_EXIT_OK);
 		}
 		if (p[0].revents != 0)

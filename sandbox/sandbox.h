@@ -111,7 +111,8 @@ const char *sandbox_syscall_name(int nr);
 int ns_create_empty_net(char *why, size_t whylen);
 /* Whether PID and IPC namespaces can be made; the reason when not. */
 int ns_probe_isolate(char *why, size_t whylen);
-/* fork(); with isolate, the child gets new PID and IPC namespaces. */
+/* fork() of session processes (see namespaces.c); with isolate, the
+ * child gets new PID and IPC namespaces. */
 pid_t ns_fork(int isolate);
 /* Moves the calling process into the namespace (no-op for -1). */
 void ns_join_net(int netns_fd);

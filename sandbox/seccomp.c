@@ -44,11 +44,12 @@
 int sandbox_log_only;
 int sandbox_worker_no_net;
 
-static int report_fd = -1;
+/* Written by every session process: TW_PER_PROCESS (util.h). */
+static int report_fd TW_PER_PROCESS = -1;
 /* The report, prepared by sandbox_apply(), completed by the handler. */
-static unsigned char report_buf[IPC_HDR_LEN + 8 + 96];
-static size_t report_prefix_len;	/* header, level, length, "...nr=" */
-static char report_role[40];		/* " role=NAME" */
+static unsigned char report_buf[IPC_HDR_LEN + 8 + 96] TW_PER_PROCESS;
+static size_t report_prefix_len TW_PER_PROCESS;	/* header, level, length, "...nr=" */
+static char report_role[40] TW_PER_PROCESS;		/* " role=NAME" */
 
 #define REPORT_TEXT "seccomp-violation nr="
 #define REPORT_LEVEL 3			/* TW_LOG_ERR in log.h */
@@ -407,6 +408,10 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		a[0] = ARG_EQ(0, 0);
 		a[1] = ARG_EQ(2, 0);
 		add_allow(b, r->nr, 2, a);
+		break;
+	case SC_MADV_DONTNEED:
+		a[0] = ARG_EQ(2, MADV_DONTNEED);
+		add_allow(b, r->nr, 1, a);
 		break;
 	case SC_CLONE_FLAGS:
 		/* A user namespace exposes kernel code meant for root to

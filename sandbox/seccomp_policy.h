@@ -45,6 +45,8 @@ enum sc_kind {
 	SC_SOCKOPT,	/* the few socket options an FTP session sets */
 	SC_IOCTL,	/* FIONREAD, FIONBIO, SIOCATMARK; TCGETS gets ENOTTY */
 	SC_RLIMIT_GET,	/* prlimit64 reading our own limits only */
+	SC_MADV_DONTNEED,	/* madvise(..., MADV_DONTNEED): giving back
+				 * pages of our own, nothing else */
 	SC_CLONE_FLAGS,	/* clone/unshare flags (argument 0): new PID, IPC and
 			 * network namespaces only, no user, mount, UTS or
 			 * cgroup namespace */
@@ -439,6 +441,15 @@ static const struct sc_rule g_root_spawn[] = {
 };
 
 /*
+ * The post-login worker gives back the stack pages its set-up dirtied
+ * (tw_stack_trim), so they are not private memory for the session's life.
+ * After the sanitizer group, whose runtime needs madvise unrestricted.
+ */
+static const struct sc_rule g_worker_trim[] = {
+	{ SCMP_SYS(madvise), SC_MADV_DONTNEED, 0 },
+};
+
+/*
  * What libc (or a library) may try and do without. An errno instead of a
  * kill, so that a newer glibc does not take sessions down; ENOSYS makes
  * glibc take its older path.
@@ -536,6 +547,7 @@ static const struct sc_policy sc_policies[] = {
 		SC_GROUP(g_worker_files_write),
 		SC_GROUP(g_worker_net),
 		SC_SANITIZER
+		SC_GROUP(g_worker_trim),
 		SC_GROUP(g_probes),
 	} },
 	/* The pre-login worker that stays as the TLS endpoint: its filter

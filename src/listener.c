@@ -464,7 +464,7 @@ pool_spawn(const struct tw_config *cfg)
 		tw_log(TW_LOG_ERR, "socketpair for the pool: %s", strerror(errno));
 		return;
 	}
-	pid = fork();
+	pid = ns_fork(0);
 	if (pid < 0) {
 		tw_log(TW_LOG_ERR, "fork for the pool: %s", strerror(errno));
 		close(sv[0]);
@@ -576,7 +576,7 @@ spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storag
 			       pool.on_demand);
 		}
 	}
-	pid = fork();
+	pid = ns_fork(0);
 	if (pid < 0) {
 		refuse(cfd, "421 Service not available, try later.\r\n");
 		tw_log(TW_LOG_ERR, "fork: %s", strerror(errno));

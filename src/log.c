@@ -13,10 +13,11 @@
 #include "ipc.h"
 #include "util.h"
 
-static int logfd = -1;
-static int use_syslog;
-static int ipcfd = -1;
-static const char *role_name = "twinftpd";
+/* Written by every session process: TW_PER_PROCESS (util.h). */
+static int logfd TW_PER_PROCESS = -1;
+static int use_syslog TW_PER_PROCESS;
+static int ipcfd TW_PER_PROCESS = -1;
+static const char *role_name TW_PER_PROCESS = "twinftpd";
 
 static void
 log_die_hook(int is_bug, const char *msg)

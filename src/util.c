@@ -3,9 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
-static tw_die_hook die_hook;
+static tw_die_hook die_hook TW_PER_PROCESS;
 
 void
 util_set_die_hook(tw_die_hook hook)
@@ -154,4 +155,44 @@ tw_close_fds_except(const int *keep, size_t n)
 			close_fd_range(next, lowest - 1);
 		next = lowest + 1;
 	}
+}
+
+void *
+tw_scratch_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("out of memory (%zu bytes)", len);
+	return p;
+}
+
+void
+tw_scratch_free(void *p, size_t len)
+{
+	if (p == NULL)
+		return;
+	explicit_bzero(p, len);
+	munmap(p, len);
+}
+
+/* How far below the caller's frame pages are given back. */
+#define STACK_TRIM_SPAN (256u * 1024u)
+
+void __attribute__((noinline))
+tw_stack_trim(void)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t page = 4096, top, bottom;
+
+	/*
+	 * Keep this function's page and the one below it (the red zone and
+	 * madvise's own frame); everything lower is dead. Pages of the
+	 * range that are not mapped are skipped by the kernel.
+	 */
+	top = (here & ~(page - 1)) - page;
+	if (top <= STACK_TRIM_SPAN)
+		return;
+	bottom = top - STACK_TRIM_SPAN;
+	(void)madvise((void *)bottom, (size_t)(top - bottom), MADV_DONTNEED);
 }

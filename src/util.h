@@ -51,4 +51,29 @@ void tw_close_fds_except(const int *keep, size_t n);
 /* Case-insensitive ASCII compare of a command verb. */
 int tw_strcaseeq(const char *a, const char *b);
 
+/*
+ * Memory of session processes. A page that a forked process and its
+ * parent both still map is counted once; one that either writes after
+ * the fork becomes private memory of both. So what every process writes
+ * (its log and report descriptors, its role, small per-process state)
+ * lives in .data, all of it in one or two pages, instead of scattered
+ * over pages of .bss it would each make private.
+ */
+#define TW_PER_PROCESS __attribute__((section(".data.tw_per_process")))
+
+/*
+ * Memory for one-time work (a login's facts), in pages of its own that
+ * tw_scratch_free() wipes and gives back: they do not stay private memory
+ * of a long-lived process. Dies when there is no memory.
+ */
+void *tw_scratch_alloc(size_t len);
+void tw_scratch_free(void *p, size_t len);
+
+/*
+ * Gives back the stack pages below the caller's frame (left dirty by
+ * deeper calls that are over: login, sandbox set-up). Called where a
+ * long-lived process settles into its loop. Best effort.
+ */
+void tw_stack_trim(void);
+
 #endif

@@ -57,9 +57,8 @@ session_init(struct session *s, const struct tw_config *cfg, int ctrl_fd, int ip
 	socklen_t len;
 
 	/*
-	 * s is static and still all zero in this fresh process: no memset,
-	 * which would make every page of it (the RNFR path buffer too)
-	 * private memory of every session.
+	 * s is static and still all zero in this fresh process (see
+	 * TW_PER_PROCESS): no memset needed.
 	 */
 	s->cfg = cfg;
 	s->ipc_fd = ipc_fd;
@@ -222,7 +221,7 @@ prelogin_pass(struct session *s, char *arg)
 void
 worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 {
-	static struct session sess;
+	static struct session sess TW_PER_PROCESS;
 	struct session *s = &sess;
 	char line[CTRL_MAX_LINE + 1];
 
@@ -285,7 +284,7 @@ void
 worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
 		     const struct worker_login *login)
 {
-	static struct session sess;
+	static struct session sess TW_PER_PROCESS;
 	struct session *s = &sess;
 	char line[CTRL_MAX_LINE + 1];
 
@@ -303,6 +302,8 @@ worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
 		worker_exit_reply(s, 500, "OOPS: refusing to run with a writable root inside chroot().");
 	}
 	ctrl_reply(&s->ctrl, 230, "Login successful.");
+	/* Credentials and sandbox set-up ran deeper than the loop will. */
+	tw_stack_trim();
 	for (;;) {
 		read_command(s, line, sizeof(line));
 		cmd_dispatch(s, line);

@@ -51,8 +51,7 @@ struct session {
 	int utf8;			/* OPTS UTF8 ON (we always pass bytes through) */
 	unsigned mlst_facts;
 	unsigned long long rest;	/* REST offset for the next RETR/STOR */
-	int have_rnfr;
-	char rnfr[PATH_MAX];
+	int have_rnfr;			/* the RNFR path is in rnfr_path (commands.c) */
 	int epsv_all;
 
 	int pasv_fd;			/* listening passive socket, or -1 */

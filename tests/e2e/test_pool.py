@@ -1,7 +1,8 @@
 """The pre-fork pool and the listener's limits (issue 4).
 
 An idle pair is a child of the listener (the session monitor) that has a
-child running as nopriv_user (the pre-login worker) and holds no client
+child running as nopriv_user (the pre-login worker) and a root child (the
+spare that becomes the post-login worker), and holds no client
 connection. Per-source penalties are not tested here.
 """
 
@@ -15,7 +16,8 @@ import time
 import pytest
 
 from twhelpers import (HOST, OTHER, USERS, Ctrl, children, code, descendants, proc_ids,
-                       proc_stat, proc_status, retr, sha256, stor, wait_until)
+                       proc_stat, proc_status, retr, sha256, spare_of, stor, wait_until,
+                       workers)
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -32,8 +34,9 @@ def idle_pairs(s):
     for m in children(s.pid):
         if m in busy:
             continue
-        kids = children(m)
-        if len(kids) == 1 and proc_ids(kids[0], "Uid") == [USERS["twnopriv"]] * 4:
+        kids = workers(m)
+        if len(kids) == 1 and proc_ids(kids[0], "Uid") == [USERS["twnopriv"]] * 4 and \
+                spare_of(m) is not None:
             out.append((m, kids[0]))
     return out
 
@@ -49,7 +52,7 @@ def _session_procs(s, c):
 
     def probe():
         mon = s.session_of(port)
-        kids = children(mon)
+        kids = workers(mon)
         return (mon, kids[0]) if len(kids) == 1 else None
     return wait_until(probe, 10, what="session of port %d" % port)
 
@@ -146,16 +149,20 @@ def _ended(pid):
     return st is None or st[1] == "Z"
 
 
-def _kill_and_check_replaced(s, n, kill_monitor, kill_worker):
+def _kill_and_check_replaced(s, n, kill_monitor, kill_worker, kill_spare=False):
     pairs = wait_pool(s, n)
-    victims = pairs       # all of them: the next connection must meet one
-    for m, w in victims:
+    # All of them: the next connection must meet one.
+    victims = [(m, w, spare_of(m)) for m, w in pairs]
+    for m, w, sp in victims:
         if kill_monitor:
             os.kill(m, signal.SIGKILL)
         if kill_worker:
             os.kill(w, signal.SIGKILL)
+        if kill_spare:
+            os.kill(sp, signal.SIGKILL)
     # Fair to the daemon: connect only once the kernel has ended them.
-    gone = [p for m, w in victims for p, k in ((m, kill_monitor), (w, kill_worker)) if k]
+    gone = [p for m, w, sp in victims
+            for p, k in ((m, kill_monitor), (w, kill_worker), (sp, kill_spare)) if k]
     wait_until(lambda: all(_ended(p) for p in gone), 10, what="killed processes to end")
     # Every connection the pool serves next gets a greeting and a login,
     # including the ones that would have gone to the dead pairs.
@@ -172,15 +179,15 @@ def _kill_and_check_replaced(s, n, kill_monitor, kill_worker):
         for c in conns:
             c.close()
     s.wait_sessions(0)
-    dead = {m for m, _ in victims}
+    dead = {m for m, _, _ in victims}
 
     def replaced():
         ps = idle_pairs(s)
         return len(ps) == n and not ({m for m, _ in ps} & dead) and len(children(s.pid)) == n
     wait_until(replaced, 15, what="pool of %d healthy pairs (children %s, idle %s)"
                % (n, [(p, children(p)) for p in children(s.pid)], idle_pairs(s)))
-    for m, w in victims:
-        for p in (m, w):
+    for m, w, sp in victims:
+        for p in (m, w, sp):
             assert _ended(p), "process %d of a killed pair lives on" % p
     assert s.proc.poll() is None
     f = s.ftp("bob")
@@ -197,6 +204,12 @@ def test_killed_idle_workers_are_replaced(make_server):
     """The worker of an idle pair dies: its monitor must not stay in the pool."""
     s = make_server({"prefork_sessions": 4})
     _kill_and_check_replaced(s, 4, kill_monitor=False, kill_worker=True)
+
+
+def test_killed_idle_spares_are_replaced(make_server):
+    """The spare post-login worker of an idle pair dies: the pair is retired."""
+    s = make_server({"prefork_sessions": 4})
+    _kill_and_check_replaced(s, 4, kill_monitor=False, kill_worker=False, kill_spare=True)
 
 
 def test_killed_whole_idle_pool_is_replaced(make_server):
@@ -378,9 +391,9 @@ def test_soak_short_sessions(make_server):
     s.wait_sessions(0, timeout=15)
     wait_pool(s, pool)
     # No leaked processes: exactly the pool's pairs below the listener.
-    wait_until(lambda: len(descendants(s.pid)) == 2 * pool, 10,
+    wait_until(lambda: len(descendants(s.pid)) == 3 * pool, 10,
                what="listener descendants back to %d (have %d)"
-               % (2 * pool, len(descendants(s.pid))))
+               % (3 * pool, len(descendants(s.pid))))
     fds1, rss1 = _listener_fds(s), _listener_rss_kb(s)
     assert fds1 <= fds0 + 2, "listener fds grew from %d to %d" % (fds0, fds1)
     assert rss1 - rss0 <= 300, "listener VmRSS grew from %d KB to %d KB" % (rss0, rss1)

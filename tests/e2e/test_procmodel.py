@@ -3,7 +3,7 @@
 import os
 
 from twhelpers import (SHARED_GID, USERS, children, open_data, proc_groups, proc_ids,
-                       proc_link, proc_status, wait_until)
+                       proc_link, proc_status, spare_of, wait_until, workers)
 
 
 def _session(server, c, want_uid, timeout=10):
@@ -13,7 +13,7 @@ def _session(server, c, want_uid, timeout=10):
 
     def probe():
         mon = server.session_of(port)
-        kids = children(mon)
+        kids = workers(mon)
         if len(kids) != 1:
             return None
         if proc_ids(kids[0], "Uid") != [want_uid] * 4:
@@ -78,6 +78,45 @@ def test_prelogin_worker_is_nopriv_in_secure_chroot(server):
         # Still the same after USER (no login yet).
         assert c.cmd("USER alice")[0] == 331
         assert _session(server, c, USERS["twnopriv"]) == (mon, worker)
+
+
+def _socket_fds(pid):
+    out = []
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("socket:"):
+                out.append(int(fd))
+        except OSError:
+            pass
+    return out
+
+
+def test_spare_becomes_the_postlogin_worker(server):
+    """Before the login the session's post-login worker already exists as
+    a spare: root like the monitor (with its cut capabilities, no_new_privs
+    and seccomp), holding nothing but its IPC socket, never the client's
+    connection. The login hands it over: the same process becomes the
+    user, and no process is forked for it."""
+    with server.ctrl() as c:
+        mon, prelogin = _session(server, c, USERS["twnopriv"])
+        spare = spare_of(mon)
+        assert spare is not None, _tree(server)
+        _assert_root(spare)
+        st = proc_status(spare)
+        assert st.get("NoNewPrivs") == "1", st
+        assert st.get("Seccomp") == "2", st
+        assert int(st["CapBnd"], 16) == int(proc_status(mon)["CapBnd"], 16), st
+        # Its one socket is the IPC channel, not the control connection
+        # the monitor and the pre-login worker hold.
+        assert len(_socket_fds(spare)) == 1, os.listdir("/proc/%d/fd" % spare)
+        def inodes(pid):
+            return {os.readlink("/proc/%d/fd/%d" % (pid, fd)) for fd in _socket_fds(pid)}
+        assert not inodes(spare) & inodes(prelogin), (inodes(spare), inodes(prelogin))
+        c.login("alice", "alice-pw")
+        m2, worker = _session(server, c, USERS["alice"])
+        assert m2 == mon and worker == spare
+        assert spare_of(mon) is None
+        assert c.cmd("PWD")[0] == 257
 
 
 def test_postlogin_worker_is_user_in_chroot(server):

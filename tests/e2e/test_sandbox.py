@@ -31,8 +31,8 @@ import tempfile
 
 import pytest
 
-from twhelpers import (USERS, alive, children, code, open_data, proc_ids, proc_link,
-                       proc_stat, proc_status, retr, sha256, stor, wait_until,
+from twhelpers import (USERS, alive, code, open_data, proc_ids, proc_link,
+                       proc_stat, proc_status, retr, sha256, stor, wait_until, workers,
                        write_random, PRELOAD)
 
 BIG = 50 << 20
@@ -54,7 +54,7 @@ def _worker(server, c, uid, timeout=10):
 
     def probe():
         mon = server.session_of(port)
-        kids = children(mon)
+        kids = workers(mon)
         if len(kids) != 1 or proc_ids(kids[0], "Uid") != [uid] * 4:
             return None
         return mon, kids[0]

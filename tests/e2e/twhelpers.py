@@ -115,6 +115,20 @@ def children(pid):
     return sorted(out)
 
 
+def workers(monitor):
+    """The monitor's protocol workers: its live children that are not root.
+    Until the login a session also has a spare (see spare_of)."""
+    return [k for k in children(monitor) if (proc_ids(k, "Uid") or [0])[0] != 0]
+
+
+def spare_of(monitor):
+    """The monitor's spare post-login worker: the one child still root
+    (before the login), or None."""
+    roots = [k for k in children(monitor) if (proc_ids(k, "Uid") or [1])[0] == 0]
+    assert len(roots) <= 1, "monitor %d has %d root children" % (monitor, len(roots))
+    return roots[0] if roots else None
+
+
 def descendants(pid):
     """Live descendants of pid: list of (pid, starttime)."""
     table = {}

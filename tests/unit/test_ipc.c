@@ -5,6 +5,7 @@
  * a possibly hostile worker sends.
  */
 #include "ipc.h"
+#include "auth.h"
 #include "check.h"
 
 #include <dirent.h>
@@ -1002,6 +1003,161 @@ test_recv_eintr(void)
 	close(sv[1]);
 }
 
+/* --- Fixed-size records between root processes, and their check --- */
+
+struct rec {
+	uint32_t a, b;
+	char text[40];
+};
+
+static void
+test_record_roundtrip(void)
+{
+	struct rec out = { 7, 9, "hello" }, in;
+	int sv[2], pfd[2], fd = -1;
+
+	CHECK_INT(ipc_socketpair(sv), 0);
+	CHECK(pipe(pfd) == 0);
+	CHECK_INT(ipc_send_record(sv[0], &out, sizeof(out), pfd[0]), 0);
+	memset(&in, 0, sizeof(in));
+	CHECK_INT(ipc_recv_record(sv[1], &in, sizeof(in), 1, &fd), 0);
+	CHECK(in.a == 7 && in.b == 9 && strcmp(in.text, "hello") == 0);
+	CHECK(fd >= 0 && fd != pfd[0]);
+	CHECK(write(pfd[1], "x", 1) == 1);
+	{
+		char c = 0;
+
+		CHECK(read(fd, &c, 1) == 1 && c == 'x');
+	}
+	close(fd);
+	/* Without a descriptor, when none is wanted. */
+	CHECK_INT(ipc_send_record(sv[0], &out, sizeof(out), -1), 0);
+	CHECK_INT(ipc_recv_record(sv[1], &in, sizeof(in), 0, &fd), 0);
+	CHECK_INT(fd, -1);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void
+test_record_rejects(void)
+{
+	struct rec r = { 1, 2, "x" };
+	unsigned char big[sizeof(r) + 16];
+	int sv[2], pfd[2], fd = 123, before;
+
+	CHECK_INT(ipc_socketpair(sv), 0);
+	CHECK(pipe(pfd) == 0);
+	/* Shorter and longer datagrams than the record. */
+	CHECK(send(sv[0], &r, sizeof(r) - 1, 0) == (ssize_t)sizeof(r) - 1);
+	CHECK_INT(ipc_recv_record(sv[1], &r, sizeof(r), 0, &fd), IPC_E_SHORT);
+	CHECK_INT(fd, -1);
+	memset(big, 'A', sizeof(big));
+	CHECK(send(sv[0], big, sizeof(big), 0) == (ssize_t)sizeof(big));
+	CHECK_INT(ipc_recv_record(sv[1], &r, sizeof(r), 0, &fd), IPC_E_LONG);
+	CHECK(send(sv[0], big, sizeof(r) + 1, 0) == (ssize_t)sizeof(r) + 1);
+	CHECK_INT(ipc_recv_record(sv[1], &r, sizeof(r), 0, &fd), IPC_E_LONG);
+	/* A descriptor missing, or one that was not asked for (and is closed). */
+	CHECK_INT(ipc_send_record(sv[0], &r, sizeof(r), -1), 0);
+	CHECK_INT(ipc_recv_record(sv[1], &r, sizeof(r), 1, &fd), IPC_E_FD);
+	before = dup(0);
+	close(before);
+	CHECK_INT(ipc_send_record(sv[0], &r, sizeof(r), pfd[0]), 0);
+	CHECK_INT(ipc_recv_record(sv[1], &r, sizeof(r), 0, &fd), IPC_E_FD);
+	CHECK_INT(fd, -1);
+	/* The descriptor that came with the rejected record was closed:
+	 * the lowest free number is the same as before. */
+	{
+		int next = dup(0);
+
+		CHECK_INT(next, before);
+		close(next);
+	}
+	CHECK(fd_is_open(pfd[0]));
+	/* The peer gone. */
+	close(sv[0]);
+	CHECK_INT(ipc_recv_record(sv[1], &r, sizeof(r), 1, &fd), IPC_E_EOF);
+	CHECK_INT(ipc_send_record(sv[1], &r, sizeof(r), -1), IPC_E_EOF);
+	close(sv[1]);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+static void
+good_user(struct auth_user *u)
+{
+	memset(u, 0, sizeof(*u));
+	strcpy(u->name, "alice");
+	u->uid = 1000;
+	u->gid = 1000;
+	u->ngroups = 2;
+	u->groups[0] = 1000;
+	u->groups[1] = 27;
+	strcpy(u->chroot_dir, "/home/alice");
+	strcpy(u->start_dir, "/");
+	u->umask = 022;
+}
+
+static void
+test_auth_user_check(void)
+{
+	struct auth_user u;
+
+	good_user(&u);
+	CHECK_INT(auth_user_check(&u), 0);
+	u.chroot_dir[0] = '\0';
+	strcpy(u.start_dir, "/home/alice");
+	CHECK_INT(auth_user_check(&u), 0);	/* not chrooted */
+	good_user(&u);
+	u.anonymous = 1;
+	u.ngroups = 0;
+	CHECK_INT(auth_user_check(&u), 0);
+	good_user(&u);
+	u.ngroups = AUTH_MAX_GROUPS;
+	CHECK_INT(auth_user_check(&u), 0);
+
+	good_user(&u);
+	u.uid = 0;
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	u.gid = 0;
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	u.name[0] = '\0';
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	memset(u.name, 'a', sizeof(u.name));	/* unterminated */
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	memset(u.chroot_dir, '/', sizeof(u.chroot_dir));
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	memset(u.start_dir, '/', sizeof(u.start_dir));
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	u.ngroups = -1;
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	u.ngroups = AUTH_MAX_GROUPS + 1;
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	strcpy(u.chroot_dir, "home/alice");
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	strcpy(u.start_dir, "");
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	strcpy(u.start_dir, "relative");
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	u.anonymous = 2;
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	u.umask = 01022;
+	CHECK_INT(auth_user_check(&u), -1);
+}
+
 int
 main(void)
 {
@@ -1026,5 +1182,8 @@ main(void)
 	test_send_refusals();
 	test_recv_rejects();
 	test_recv_eintr();
+	test_record_roundtrip();
+	test_record_rejects();
+	test_auth_user_check();
 	return check_summary();
 }
