@@ -27,6 +27,7 @@
 #include "log.h"
 #include "monitor.h"
 #include "sandbox.h"
+#include "tw_build.h"
 #include "util.h"
 
 /*
@@ -93,6 +94,15 @@ static struct {
 	time_t death_second;		/* idle pairs that died in this second... */
 	unsigned deaths;		/* ...counted here */
 	time_t paused_until;		/* refilling stops while pairs keep dying */
+	/*
+	 * The adaptive size: ready pairs wanted now, from prefork_sessions
+	 * up to prefork_max_sessions. Each connection that finds the pool
+	 * empty adds one (the pool learns the size of the bursts it sees);
+	 * each minute without one halves what is above prefork_sessions.
+	 */
+	unsigned target;
+	time_t resized;			/* last growth or shrink */
+	struct timespec last_accept;	/* refills wait for a quiet moment */
 } pool;
 
 static size_t
@@ -493,24 +503,86 @@ pool_spawn(const struct tw_config *cfg)
 	pool.n++;
 }
 
+static unsigned
+pool_max(const struct tw_config *cfg)
+{
+	return cfg->prefork_max_sessions > cfg->prefork_sessions ? cfg->prefork_max_sessions
+								  : cfg->prefork_sessions;
+}
+
+/* A connection found the pool empty: want one more ready pair. */
+static void
+pool_grow(const struct tw_config *cfg)
+{
+	if (pool.target < pool_max(cfg))
+		pool.target++;
+	pool.resized = time(NULL);
+}
+
+/* A quiet minute: halve the target, ending the idle pairs beyond it. */
+static void
+pool_shrink(const struct tw_config *cfg)
+{
+	unsigned next = cfg->prefork_sessions + (pool.target - cfg->prefork_sessions) / 2;
+
+	pool.target = next;
+	pool.resized = time(NULL);
+	/* A closed channel ends an idle pair: its monitor reads EOF. */
+	while (pool.n > pool.target)
+		close(pool.slots[--pool.n].chan);
+}
+
+static long
+ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* Quiet means no connection for this long; refilling waits for it while
+ * the pool still has a quarter of its target ready. */
+#define POOL_QUIET_MS 50
+#if TW_TEST_HOOKS
+#define POOL_SHRINK_SECS 2	/* so that the end-to-end tests see it shrink */
+#else
+#define POOL_SHRINK_SECS 60
+#endif
+
 /*
- * Tops the pool up to prefork_sessions, a bounded number of forks per
- * call so the listener gets back to accepting. Returns the poll timeout
- * until the next call: 0 when more are needed now, a second while
- * refilling is paused, -1 when the pool is full.
+ * Tops the pool up to its target, a bounded number of forks per call so
+ * the listener gets back to accepting, and not while connections keep
+ * arriving (unless the pool runs low): the forks would take the CPU from
+ * the logins they are meant to speed up. Returns the poll timeout until
+ * the next call: 0 when more are needed now, the rest of the quiet time,
+ * a second while refilling is paused, the time until the pool may shrink,
+ * or -1 with nothing to do.
  */
 static int
 pool_refill(const struct tw_config *cfg)
 {
 	unsigned budget = 8;
+	time_t now = time(NULL);
+	long quiet;
 
-	if (pool.n >= cfg->prefork_sessions)
-		return -1;
-	if (pool.paused_until > time(NULL))
-		return 1000;
-	while (pool.n < cfg->prefork_sessions && budget-- > 0)
-		pool_spawn(cfg);
-	return pool.n < cfg->prefork_sessions ? 0 : -1;
+	if (pool.target > cfg->prefork_sessions && now - pool.resized >= POOL_SHRINK_SECS)
+		pool_shrink(cfg);
+	if (pool.n < pool.target) {
+		if (pool.paused_until > now)
+			return 1000;
+		quiet = ms_since(&pool.last_accept);
+		if (pool.n >= pool.target / 4 && quiet < POOL_QUIET_MS)
+			return (int)(POOL_QUIET_MS - quiet);
+		while (pool.n < pool.target && budget-- > 0)
+			pool_spawn(cfg);
+		if (pool.n < pool.target)
+			return 0;
+	}
+	/* Full: wake up when the surplus may be shrunk, or never. */
+	if (pool.target > cfg->prefork_sessions)
+		return (int)(POOL_SHRINK_SECS - (now - pool.resized)) * 1000 + 10;
+	return -1;
 }
 
 /* Gives cfd to a ready pair. 0 on success, -1 when none took it. */
@@ -568,12 +640,13 @@ spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storag
 	if (cfg->prefork_sessions > 0) {
 		time_t now = time(NULL);
 
+		pool_grow(cfg);
 		pool.on_demand++;
 		if (now != pool.burst_logged) {
 			pool.burst_logged = now;
-			tw_log(TW_LOG_INFO, "burst: pool of %u ready sessions empty, "
-			       "forking on demand (%lu so far)", cfg->prefork_sessions,
-			       pool.on_demand);
+			tw_log(TW_LOG_INFO, "burst: pool of ready sessions empty, "
+			       "forking on demand (%lu so far); pool grows to %u",
+			       pool.on_demand, pool.target);
 		}
 	}
 	pid = ns_fork(0);
@@ -608,6 +681,7 @@ accept_all(const struct tw_config *cfg, int lfd)
 				tw_log(TW_LOG_WARN, "accept: %s", strerror(errno));
 			return;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &pool.last_accept);
 		spawn_session(cfg, cfd, &peer);
 	}
 }
@@ -693,6 +767,7 @@ listener_run(const struct tw_config *cfg)
 		die("signalfd: %s", strerror(errno));
 
 	table_init(1024);
+	pool.target = cfg->prefork_sessions;
 	sandbox_apply(ROLE_LISTENER, cfg);
 	tw_log(TW_LOG_INFO, "twinftpd listening on port %u (%s%s%s)", cfg->listen_port,
 	       cfg->listen ? "IPv4" : "", cfg->listen && cfg->listen_ipv6 ? ", " : "",

@@ -83,7 +83,7 @@ def _listener_rss_kb(s):
 # ------------------------------------------------------------------ pool
 
 def test_pair_existed_before_connection(make_server):
-    s = make_server({"prefork_sessions": 4})
+    s = make_server({"prefork_sessions": 4, "prefork_max_sessions": 4})
     wait_pool(s, 4)
     time.sleep(0.1)         # starttime has a resolution of 1/HZ
     before = _uptime_ticks()
@@ -120,7 +120,7 @@ def test_prefork_zero_forks_on_accept(make_server):
 
 def test_pool_refills(make_server):
     n = 6
-    s = make_server({"prefork_sessions": n})
+    s = make_server({"prefork_sessions": n, "prefork_max_sessions": n})
     wait_pool(s, n)
     conns = []
     try:
@@ -196,24 +196,24 @@ def _kill_and_check_replaced(s, n, kill_monitor, kill_worker, kill_spare=False):
 
 
 def test_killed_idle_monitors_are_replaced(make_server):
-    s = make_server({"prefork_sessions": 4})
+    s = make_server({"prefork_sessions": 4, "prefork_max_sessions": 4})
     _kill_and_check_replaced(s, 4, kill_monitor=True, kill_worker=False)
 
 
 def test_killed_idle_workers_are_replaced(make_server):
     """The worker of an idle pair dies: its monitor must not stay in the pool."""
-    s = make_server({"prefork_sessions": 4})
+    s = make_server({"prefork_sessions": 4, "prefork_max_sessions": 4})
     _kill_and_check_replaced(s, 4, kill_monitor=False, kill_worker=True)
 
 
 def test_killed_idle_spares_are_replaced(make_server):
     """The spare post-login worker of an idle pair dies: the pair is retired."""
-    s = make_server({"prefork_sessions": 4})
+    s = make_server({"prefork_sessions": 4, "prefork_max_sessions": 4})
     _kill_and_check_replaced(s, 4, kill_monitor=False, kill_worker=False, kill_spare=True)
 
 
 def test_killed_whole_idle_pool_is_replaced(make_server):
-    s = make_server({"prefork_sessions": 4})
+    s = make_server({"prefork_sessions": 4, "prefork_max_sessions": 4})
     _kill_and_check_replaced(s, 4, kill_monitor=True, kill_worker=True)
 
 
@@ -256,15 +256,40 @@ def test_burst_larger_than_pool(make_server):
             c.close()
     s.wait_log(r"burst: ")
     s.wait_sessions(0, timeout=15)
-    wait_until(lambda: len(children(s.pid)) == 4, 15,
+    # The pool learned the burst: one more ready session for each
+    # connection that found it empty (the refill may have served some).
+    grown = wait_until(lambda: len(idle_pairs(s)) > 4 and len(idle_pairs(s)), 15,
+                       what="the pool to grow past 4 (has %d)" % len(idle_pairs(s)))
+    assert grown <= n, grown
+    # Quiet, it halves what it holds above prefork_sessions, every minute
+    # (every 2 s in test builds), down to exactly the minimum again.
+    wait_until(lambda: len(children(s.pid)) == 4 and len(idle_pairs(s)) == 4, 30,
                what="listener back to 4 pairs (has %d children)" % len(children(s.pid)))
-    wait_pool(s, 4)
+
+
+def test_pool_size_fixed_below_prefork_sessions(make_server):
+    """prefork_max_sessions below prefork_sessions: a pool of fixed size."""
+    s = make_server({"prefork_sessions": 3, "prefork_max_sessions": 1})
+    wait_pool(s, 3)
+    conns = [s.ctrl() for _ in range(6)]
+    try:
+        s.wait_sessions(6)
+        for c in conns:
+            c.login("anonymous", "fixed@example.org")
+    finally:
+        for c in conns:
+            c.close()
+    s.wait_sessions(0, timeout=15)
+    wait_pool(s, 3)
+    time.sleep(1)
+    assert len(idle_pairs(s)) == 3 and len(children(s.pid)) == 3, idle_pairs(s)
 
 
 # ---------------------------------------------------------------- limits
 
 def test_max_clients_extra_gets_421_others_keep_working(make_server):
-    s = make_server({"max_clients": 3, "max_per_ip": 0, "prefork_sessions": 2})
+    s = make_server({"max_clients": 3, "max_per_ip": 0, "prefork_sessions": 2,
+                     "prefork_max_sessions": 2})
     fs = []
     try:
         for _ in range(3):
@@ -293,7 +318,8 @@ def test_max_clients_extra_gets_421_others_keep_working(make_server):
 
 
 def test_max_per_ip_other_address_accepted(make_server):
-    s = make_server({"max_clients": 50, "max_per_ip": 2, "prefork_sessions": 2})
+    s = make_server({"max_clients": 50, "max_per_ip": 2, "prefork_sessions": 2,
+                     "prefork_max_sessions": 2})
     fs = []
     try:
         for _ in range(2):
@@ -363,7 +389,8 @@ def _short_sessions(port, count, errors):
 @pytest.mark.timeout(150)
 def test_soak_short_sessions(make_server):
     pool = 8
-    s = make_server({"prefork_sessions": pool, "max_per_ip": 0, "max_clients": 2000,
+    s = make_server({"prefork_sessions": pool, "prefork_max_sessions": pool,
+                     "max_per_ip": 0, "max_clients": 2000,
                      "xferlog_enable": False})
     wait_pool(s, pool)
     # Warm up so that one-time allocations are behind us.
@@ -405,7 +432,7 @@ def test_pairs_that_keep_dying_pause_the_refill(make_server):
     """A pool whose new pairs die at once (here: secure_chroot_dir gone
     after start) must not turn into a fork storm: the listener pauses the
     refill, says why, keeps serving, and refills once the cause is gone."""
-    s = make_server({"prefork_sessions": 4})
+    s = make_server({"prefork_sessions": 4, "prefork_max_sessions": 4})
     wait_pool(s, 4)
     hidden = s.empty + ".away"
     os.rename(s.empty, hidden)
