@@ -94,20 +94,8 @@ data_pasv_socket(const struct tw_config *c, const struct sockaddr_storage *local
 {
 	struct sockaddr_storage addr = *local;
 	unsigned lo = c->pasv_min_port, hi = c->pasv_max_port, span, start, i;
-	int fd;
+	int fd = -1;
 
-	fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
-	/*
-	 * Every finished transfer leaves its port in TIME_WAIT for a minute;
-	 * without this a busy client exhausts a small pasv port range.
-	 */
-	{
-		int one = 1;
-
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	}
 	if (lo == 0 || hi == 0 || lo > hi) {
 		lo = 0;
 		hi = 0;
@@ -116,19 +104,32 @@ data_pasv_socket(const struct tw_config *c, const struct sockaddr_storage *local
 	start = lo == 0 ? 0 : pick_random(span);
 	for (i = 0; i < span; i++) {
 		unsigned port = lo == 0 ? 0 : lo + (start + i) % span;
+		int one = 1;
 
+		fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return -1;
+		/*
+		 * Every finished transfer leaves its port in TIME_WAIT for a
+		 * minute; without this a busy client exhausts a small pasv
+		 * port range. It also lets two sessions bind the same port
+		 * until one listens: the other's listen() then fails with
+		 * EADDRINUSE, and it takes the next port, on a new socket.
+		 */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		set_port(&addr, port);
-		if (bind(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0)
+		if (bind(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0 &&
+		    listen(fd, 1) == 0)
 			break;
 		if (errno != EADDRINUSE) {
 			close(fd);
 			return -1;
 		}
-	}
-	if (i == span || listen(fd, 1) != 0) {
 		close(fd);
-		return -1;
+		fd = -1;
 	}
+	if (fd < 0)
+		return -1;
 	{
 		socklen_t len = sizeof(addr);
 

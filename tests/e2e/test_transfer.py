@@ -349,3 +349,34 @@ def test_pasv_ports_reusable(make_server):
         data, _, _ = retr(f, "RETR x.txt", "epsv")
         assert data == b"x" * 1000, i
     f.close()
+
+
+def test_pasv_with_a_port_of_the_range_bound_elsewhere(make_server):
+    """A socket holds one port of a two-port range bound but not listening
+    (as another session's does between its bind and its listen): PASV
+    keeps working, through either port. The race itself (two sessions
+    bind one port with SO_REUSEADDR, the second listen() fails, and the
+    server must take the next port on a new socket) cannot be timed from
+    outside; 300 concurrent uploads in bench/compare met it once."""
+    def two_ports(srv):
+        lo = srv.pasv_ports[0]
+        srv.opts.update({"pasv_min_port": lo, "pasv_max_port": lo + 1})
+    s = make_server(prepare=two_ports)
+    lo = s.opts["pasv_min_port"]
+    blocker = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        blocker.bind((HOST, lo))
+        s.put("y.txt", b"y" * 100)
+        f = s.ftp("alice")
+        for i in range(16):
+            reply = f.sendcmd("PASV")
+            assert reply.startswith("227"), (i, reply)
+            nums = reply[reply.index("(") + 1:reply.index(")")].split(",")
+            assert int(nums[4]) * 256 + int(nums[5]) in (lo, lo + 1), (i, reply)
+        for i in range(4):
+            data, _, final = retr(f, "RETR y.txt")
+            assert data == b"y" * 100 and code(final) == 226, i
+        f.close()
+    finally:
+        blocker.close()
