@@ -32,7 +32,7 @@ CFG_UINT(source_penalty_sessions, 10, 0, 100000,
 CFG_UINT(source_penalty_time, 60, 1, 86400,
 	"Seconds a penalised address is refused, and the window in which its bad sessions are counted.")
 CFG_UINT(prefork_sessions, 32, 0, 4096,
-	"Sessions (a monitor with its pre-login worker and its spare post-login worker, already chrooted and sandboxed) the listener keeps ready at least, so that a new connection costs a descriptor hand-off instead of three forks and a sandbox set-up. The pool is refilled outside the accept path, once connections pause for 50 ms (at once when fewer than a quarter of its sessions are left); when a burst empties it, further connections are forked on demand, and each of them makes the pool one session larger, up to prefork_max_sessions. 0 forks every session on accept.")
+	"Sessions (a monitor with its pre-login worker and its spare post-login worker, already chrooted and sandboxed) the listener keeps ready at least, so that a new connection costs a descriptor hand-off instead of three forks and a sandbox set-up. The pool is refilled outside the accept path: once connections pause for 50 ms, four sessions every 50 ms (at once when fewer than a quarter of its sessions are left); when a burst empties it, further connections are forked on demand, and each of them makes the pool one session larger, up to prefork_max_sessions. 0 forks every session on accept.")
 CFG_UINT(prefork_max_sessions, 256, 0, 4096,
 	"The most sessions the pool grows to after bursts (see prefork_sessions). Each minute without a connection that found the pool empty halves what it holds above prefork_sessions, ending the idle sessions beyond that. A value below prefork_sessions means prefork_sessions: a pool of fixed size.")
 

@@ -503,6 +503,22 @@ pool_spawn(const struct tw_config *cfg)
 	pool.n++;
 }
 
+/*
+ * Quiet means no connection for this long; refilling waits for it while
+ * the pool still has a quarter of its target ready, and then adds (or
+ * ends) POOL_BATCH sessions every POOL_PACE_MS: a pool that grew to
+ * hundreds is refilled over seconds, beside the sessions it serves, not
+ * in one burst of forks that starves their transfers.
+ */
+#define POOL_QUIET_MS 50
+#define POOL_PACE_MS 50
+#define POOL_BATCH 4
+#if TW_TEST_HOOKS
+#define POOL_SHRINK_SECS 2	/* so that the end-to-end tests see it shrink */
+#else
+#define POOL_SHRINK_SECS 60
+#endif
+
 static unsigned
 pool_max(const struct tw_config *cfg)
 {
@@ -527,8 +543,16 @@ pool_shrink(const struct tw_config *cfg)
 
 	pool.target = next;
 	pool.resized = time(NULL);
-	/* A closed channel ends an idle pair: its monitor reads EOF. */
-	while (pool.n > pool.target)
+}
+
+/* A closed channel ends an idle pair: its monitor reads EOF. A few per
+ * call, so that hundreds of exits do not land on the CPU at once. */
+static void
+pool_trim(void)
+{
+	unsigned budget = POOL_BATCH;
+
+	while (pool.n > pool.target && budget-- > 0)
 		close(pool.slots[--pool.n].chan);
 }
 
@@ -541,14 +565,6 @@ ms_since(const struct timespec *t)
 	return (long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
 }
 
-/* Quiet means no connection for this long; refilling waits for it while
- * the pool still has a quarter of its target ready. */
-#define POOL_QUIET_MS 50
-#if TW_TEST_HOOKS
-#define POOL_SHRINK_SECS 2	/* so that the end-to-end tests see it shrink */
-#else
-#define POOL_SHRINK_SECS 60
-#endif
 
 /*
  * Tops the pool up to its target, a bounded number of forks per call so
@@ -568,16 +584,24 @@ pool_refill(const struct tw_config *cfg)
 
 	if (pool.target > cfg->prefork_sessions && now - pool.resized >= POOL_SHRINK_SECS)
 		pool_shrink(cfg);
+	if (pool.n > pool.target) {
+		pool_trim();
+		return POOL_PACE_MS;
+	}
 	if (pool.n < pool.target) {
+		int urgent = pool.n < pool.target / 4;
+
 		if (pool.paused_until > now)
 			return 1000;
 		quiet = ms_since(&pool.last_accept);
-		if (pool.n >= pool.target / 4 && quiet < POOL_QUIET_MS)
+		if (!urgent && quiet < POOL_QUIET_MS)
 			return (int)(POOL_QUIET_MS - quiet);
+		if (!urgent)
+			budget = POOL_BATCH;
 		while (pool.n < pool.target && budget-- > 0)
 			pool_spawn(cfg);
 		if (pool.n < pool.target)
-			return 0;
+			return urgent ? 0 : POOL_PACE_MS;
 	}
 	/* Full: wake up when the surplus may be shrunk, or never. */
 	if (pool.target > cfg->prefork_sessions)
