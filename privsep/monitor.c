@@ -262,6 +262,19 @@ start_spare(void)
 		return;
 	fd = mon.spare_fd;
 	mon.spare_fd = -1;
+	/*
+	 * Standard input, output and error are the client's connection in
+	 * inetd mode: until the hand-over this process holds nothing of the
+	 * client's.
+	 */
+	{
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+			die("spare worker: /dev/null: %s", strerror(errno));
+		if (null > 2)
+			close(null);
+	}
 	spare_run(fd, parent);
 }
 

@@ -114,6 +114,12 @@ def test_inetd_mode_serves_one_session_on_stdin(make_server):
         f.file = client.makefile("r", encoding="utf-8")
         f.welcome = f.getresp()
         assert f.welcome.startswith("220")
+        # Before the login the spare post-login worker holds nothing of the
+        # client's: its standard descriptors are /dev/null, not the socket.
+        spare = twhelpers.wait_until(lambda: twhelpers.spare_of(srv.pid), 10,
+                                     what="the spare post-login worker")
+        for fd in (0, 1, 2):
+            assert os.readlink("/proc/%d/fd/%d" % (spare, fd)) == "/dev/null", fd
         f.login("alice", PASSWORDS["alice"])
         f.storbinary("STOR inetd.txt", io.BytesIO(b"from inetd\n"))
         with open(os.path.join(srv.home("alice"), "inetd.txt"), "rb") as fh:
