@@ -184,7 +184,7 @@ start_prelogin_worker(int *ipc_out)
 	struct creds_target t = {
 		.uid = tw_rt.nopriv_uid, .gid = tw_rt.nopriv_gid,
 		.groups = NULL, .ngroups = 0,
-		.chroot_dir = NULL, .start_dir = "/",
+		.chroot_dir = mon.cfg->secure_chroot_dir, .start_dir = "/",
 		.umask = 077,
 	};
 
@@ -192,7 +192,6 @@ start_prelogin_worker(int *ipc_out)
 	if (pid > 0)
 		return pid;
 	fd = *ipc_out;
-	t.chroot_dir = mon.cfg->secure_chroot_dir;
 	creds_become(&t);
 	session_child_tie(parent);
 	sandbox_set_report_fd(fd);
@@ -559,8 +558,8 @@ monitor_attach_client(int client_fd)
 static void
 monitor_init(const struct tw_config *cfg)
 {
-	/* mon is static and untouched in this fresh process: no memset, so
-	 * its large auth_user part stays shared zero pages until a login. */
+	/* mon is static and still all zero in this fresh process (it lives
+	 * in the TW_PER_PROCESS page): no memset needed. */
 	mon.cfg = cfg;
 	mon.client_fd = -1;
 	mon.worker = -1;

@@ -535,13 +535,12 @@ pool_grow(const struct tw_config *cfg)
 	pool.resized = time(NULL);
 }
 
-/* A quiet minute: halve the target, ending the idle pairs beyond it. */
+/* A quiet minute: halve what the target holds above the minimum (pool_trim
+ * then ends the idle pairs beyond it). */
 static void
 pool_shrink(const struct tw_config *cfg)
 {
-	unsigned next = cfg->prefork_sessions + (pool.target - cfg->prefork_sessions) / 2;
-
-	pool.target = next;
+	pool.target = cfg->prefork_sessions + (pool.target - cfg->prefork_sessions) / 2;
 	pool.resized = time(NULL);
 }
 
@@ -564,7 +563,6 @@ ms_since(const struct timespec *t)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
 }
-
 
 /*
  * Tops the pool up to its target, a bounded number of forks per call so

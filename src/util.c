@@ -183,7 +183,8 @@ void __attribute__((noinline))
 tw_stack_trim(void)
 {
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t page = 4096, top, bottom;
+	long pagesize = sysconf(_SC_PAGESIZE);
+	uintptr_t page = pagesize > 0 ? (uintptr_t)pagesize : 4096, top, bottom;
 
 	/*
 	 * Keep this function's page and the one below it (the red zone and

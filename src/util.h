@@ -1,6 +1,8 @@
 /*
- * Small shared helpers: the two ways to die, bounded string copies and
- * checked number parsing. Pure code, no process state beyond the die hook.
+ * Small shared helpers: the two ways to die, bounded string copies,
+ * checked number parsing, and the memory habits of session processes
+ * (per-process data, scratch pages, stack trimming). No process state
+ * beyond the die hook.
  */
 #ifndef TW_UTIL_H
 #define TW_UTIL_H
