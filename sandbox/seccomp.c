@@ -558,6 +558,26 @@ sandbox_prepare(const struct tw_config *cfg)
 	}
 }
 
+/*
+ * The role whose policy this process installed last, inherited over
+ * fork (-1: none yet). A filter inherited from the parent is the same
+ * kernel object, shared; a filter installed again is a new one.
+ */
+static int installed_role TW_PER_PROCESS = -1;
+
+/* Whether roles a and b have the same policy (the same groups in order). */
+static int
+same_policy(enum sandbox_role a, enum sandbox_role b)
+{
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(sc_policies[a].groups); i++)
+		if (sc_policies[a].groups[i].rules != sc_policies[b].groups[i].rules ||
+		    sc_policies[a].groups[i].nrules != sc_policies[b].groups[i].nrules)
+			return 0;
+	return 1;
+}
+
 void
 sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 {
@@ -569,10 +589,25 @@ sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 		bug("%s: role %d", __func__, (int)role);
 	if (!sandbox_log_only)
 		install_sigsys_handler(role);
+	/*
+	 * Already under the same policy, inherited (the pre-login monitor
+	 * under the listener's): installing it again would only stack an
+	 * identical copy. Each copy is a JIT image the kernel frees in a
+	 * work item when its last process exits; with 10,000 sessions
+	 * ending at once, every copy fewer counts (README, "Where the
+	 * code refines DESIGN.md").
+	 */
+	if (installed_role >= 0 && same_policy((enum sandbox_role)installed_role, role)) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		installed_role = role;
+		return;
+	}
 #if TW_SANITIZER_BUILD
 	if (__lsan_do_leak_check != NULL)
 		__lsan_do_leak_check();
 #endif
+	installed_role = role;
 	if (compiled[role].insns != NULL) {
 		struct sock_fprog prog = { compiled[role].len, compiled[role].insns };
 

@@ -32,8 +32,8 @@ import tempfile
 import pytest
 
 from twhelpers import (USERS, alive, code, open_data, proc_ids, proc_link,
-                       proc_stat, proc_status, retr, sha256, stor, wait_until, workers,
-                       write_random, PRELOAD)
+                       proc_stat, proc_status, retr, sha256, spare_of, stor, wait_until,
+                       workers, write_random, PRELOAD)
 
 BIG = 50 << 20
 NET_BIND = 1 << 10      # CAP_NET_BIND_SERVICE
@@ -331,6 +331,38 @@ def test_listener_and_prelogin_monitor_under_seccomp(server):
         assert proc_status(mon)["Seccomp"] == "2", "pre-login monitor has no seccomp filter"
         # Logins (PAM in the monitor's child) still work under the stack.
         c.login("alice", "alice-pw")
+        assert c.cmd("NOOP")[0] == 200
+
+
+def _filters(pid):
+    return int(proc_status(pid)["Seccomp_filters"])
+
+
+def test_filters_shared_not_copied(server):
+    """Each process runs under its role's policy, and the pre-login
+    monitor's, the same policy as the listener's, is the listener's own
+    filter, inherited: no process installs a copy of a policy it already
+    has. So a logged-in session holds two filters of its own (the two
+    post-login policies), not three. The kernel frees every filter in a
+    work item when its last process exits; 10,000 sessions ending at once
+    used to queue 30,000 of them."""
+    base = _filters(server.pid)
+    assert base == 1, "listener: %d filters" % base
+    with server.ctrl() as c:
+        mon, w = _worker(server, c, USERS["twnopriv"])
+        spare = spare_of(mon)
+        assert spare is not None
+        assert _filters(mon) == base, "pre-login monitor stacked its own copy"
+        assert _filters(spare) == base, "spare: %d filters" % _filters(spare)
+        assert _filters(w) == base + 1, "pre-login worker: %d filters" % _filters(w)
+        c.login("alice", "alice-pw")
+        _monitor_dropped(mon, USERS["alice"])
+        wait_until(lambda: workers(mon) == [spare], 10,
+                   what="the spare %d as the session's only worker" % spare)
+        w2 = spare
+        # Each post-login role still adds its own, narrower policy.
+        assert _filters(mon) == base + 1, "post-login monitor: %d filters" % _filters(mon)
+        assert _filters(w2) == base + 1, "post-login worker: %d filters" % _filters(w2)
         assert c.cmd("NOOP")[0] == 200
 
 
