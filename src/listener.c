@@ -725,17 +725,74 @@ reap_children(const struct tw_config *cfg)
 	}
 }
 
-static void __attribute__((noreturn))
-shutdown_sessions(void)
+/*
+ * SIGTERM or SIGINT: stop accepting, tell every session and ready pair to
+ * end, SHUTDOWN_INFLIGHT at a time (the next once one of those has been
+ * reaped), and exit when all are gone or after SHUTDOWN_SECS; what is
+ * left then gets its SIGTERM from the listener's death. Each session
+ * process frees its seccomp filters as it exits, one kernel work item per
+ * filter, and 10,000 sessions told at once made ~30,000 of them on this
+ * kernel's work queue at once, which once deadlocked it (README).
+ */
+#define SHUTDOWN_INFLIGHT 64
+#define SHUTDOWN_SECS 5
+
+/* Not yet reaped, so the pid is still our child's and cannot be reused. */
+static int
+still_ours(pid_t pid)
 {
 	size_t i;
 
-	for (i = 0; i < sessions.cap; i++)
-		if (sessions.pids[i].pid != 0)
-			kill(sessions.pids[i].pid, SIGTERM);
+	if (pid_find(pid) != NULL)
+		return 1;
 	for (i = 0; i < pool.n; i++)
-		kill(pool.slots[i].pid, SIGTERM);
+		if (pool.slots[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+static void __attribute__((noreturn))
+shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
+{
+	size_t nsess = sessions.nsessions, npool = pool.n;
+	size_t total = nsess + npool, n = 0, told = 0, i;
+	pid_t *pids = malloc((total ? total : 1) * sizeof(*pids));
+	time_t deadline = time(NULL) + SHUTDOWN_SECS;
+
+	for (i = 0; i < nl; i++)
+		close(lfds[i]);
+	for (i = 0; i < pool.n; i++)
+		if (pids != NULL)
+			pids[n++] = pool.slots[i].pid;
+		else
+			kill(pool.slots[i].pid, SIGTERM);
+	for (i = 0; i < sessions.cap; i++)
+		if (sessions.pids[i].pid != 0) {
+			if (pids != NULL)
+				pids[n++] = sessions.pids[i].pid;
+			else
+				kill(sessions.pids[i].pid, SIGTERM);
+		}
 	tw_log(TW_LOG_INFO, "listener stopping, %zu sessions told to end", sessions.nsessions);
+	/* Bounded: SHUTDOWN_SECS of 10 ms naps. */
+	while (pids != NULL && sessions.nsessions + pool.n > 0 && time(NULL) < deadline) {
+		size_t gone = total - (sessions.nsessions + pool.n);
+
+		/* Some end by themselves meanwhile: gone may pass told. */
+		while (told < n && told < gone + SHUTDOWN_INFLIGHT) {
+			if (still_ours(pids[told]))
+				kill(pids[told], SIGTERM);
+			told++;
+		}
+		(void)poll(NULL, 0, 10);
+		reap_children(cfg);
+	}
+	if (sessions.nsessions + pool.n == 0)
+		tw_log(TW_LOG_INFO, "listener stopped: all %zu sessions and %zu ready pairs ended",
+		       nsess, npool);
+	else
+		tw_log(TW_LOG_WARN, "listener stopped after %d s: %zu sessions and %zu ready pairs "
+		       "still ending", SHUTDOWN_SECS, sessions.nsessions, pool.n);
 	exit(0);
 }
 
@@ -819,7 +876,7 @@ listener_run(const struct tw_config *cfg)
 				if (si.ssi_signo == SIGCHLD)
 					got_child = 1;
 				else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-					shutdown_sessions();
+					shutdown_sessions(cfg, lfds, nl);
 			}
 			if (got_child)
 				reap_children(cfg);

@@ -8,6 +8,7 @@ connection. Per-source penalties are not tested here.
 
 import ftplib
 import os
+import re
 import signal
 import socket
 import threading
@@ -15,7 +16,7 @@ import time
 
 import pytest
 
-from twhelpers import (HOST, OTHER, USERS, Ctrl, children, code, descendants, proc_ids,
+from twhelpers import (HOST, OTHER, USERS, Ctrl, alive, children, code, descendants, proc_ids,
                        proc_stat, proc_status, retr, sha256, spare_of, stor, wait_until,
                        workers)
 
@@ -265,6 +266,40 @@ def test_burst_larger_than_pool(make_server):
     # (every 2 s in test builds), down to exactly the minimum again.
     wait_until(lambda: len(children(s.pid)) == 4 and len(idle_pairs(s)) == 4, 30,
                what="listener back to 4 pairs (has %d children)" % len(children(s.pid)))
+
+
+def test_sigterm_ends_sessions_in_batches_before_exiting(make_server):
+    """SIGTERM: the listener stops accepting, ends its sessions and ready
+    pairs 64 at a time (each session process frees its seccomp filters as
+    it exits; see shutdown_sessions), and exits only once all are gone.
+    With more sessions than one batch, the old listener (SIGTERM to all,
+    then exit) left them dying after it."""
+    s = make_server({"prefork_sessions": 8, "max_per_ip": 0, "max_clients": 0})
+    n = 150
+    conns = []
+    try:
+        for i in range(n):
+            c = Ctrl(s.port)
+            assert _greeting(c) == 220
+            c.login("anonymous", "stop%d@example.org" % i)
+            conns.append(c)
+        s.wait_sessions(n, timeout=30)
+        wait_pool(s, 8)
+        snap = descendants(s.pid)
+        assert len(snap) >= 2 * n + 3 * 8, len(snap)
+        s.proc.send_signal(signal.SIGTERM)
+        s.proc.wait(timeout=30)
+        left = [p for p, t in snap if alive(p, t)]
+        assert not left, "%d session processes outlived the listener" % len(left)
+        assert re.search(r"listener stopped: all %d sessions and 8 ready pairs ended"
+                         % n, s.log_text()), s.log_text()[-2000:]
+        # Nobody is accepting any more.
+        with pytest.raises(OSError):
+            socket.create_connection((HOST, s.port), timeout=5).close()
+    finally:
+        for c in conns:
+            c.close()
+    assert s.stop(exited=True) == []
 
 
 def test_pool_size_fixed_below_prefork_sessions(make_server):

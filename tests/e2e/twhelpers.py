@@ -776,12 +776,17 @@ class Server:
             out.append("--- daemon %s ---\n%s" % (label, data.decode("utf-8", "replace")))
         return "\n".join(out)
 
-    def stop(self):
-        """SIGTERM; check listener and every session process end. Returns errors."""
+    def stop(self, exited=False):
+        """SIGTERM; check listener and every session process end. Returns errors.
+        exited: the test stopped the listener itself (its exit is checked)."""
         errs = []
         if self.proc is None:
             return errs
-        if self.proc.poll() is not None:
+        if exited and self.proc.poll() is not None:
+            snap = []
+            if self.proc.returncode != 0:
+                errs.append("listener exited with %s" % self.proc.returncode)
+        elif self.proc.poll() is not None:
             errs.append("listener died during the test (exit %s)" % self.proc.returncode)
             snap = []
         else:
