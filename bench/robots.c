@@ -98,11 +98,18 @@ struct worker {
 	uint32_t next;			/* first robot not started */
 	int fd;				/* pipe to the parent */
 	int stopping;
+	double start;			/* the run began */
 	struct wstat st;
 	uint32_t verbose_left;
 };
 
 /* ---- worker ---- */
+
+static double
+since_op(const struct sess *s, double t)
+{
+	return t > 0 && s->op_start > 0 ? (t - s->op_start) * 1000 : -1;
+}
 
 static void
 robot_dies(struct worker *W, struct sess *s, enum death why)
@@ -118,9 +125,14 @@ robot_dies(struct worker *W, struct sess *s, enum death why)
 	W->st.deaths[why]++;
 	if (W->o->verbose && W->verbose_left > 0) {
 		W->verbose_left--;
-		fprintf(stderr, "robot %u dead: %s (%s, last reply %d)\n",
+		/* When, and how far its last operation got, in ms after it
+		 * began (PASV for a fetch); -1: not reached. */
+		fprintf(stderr, "robot %u dead: %s (%s, last reply %d) t=%.2f"
+			" op: cmd %.0f data %.0f eof %.0f\n",
 			W->base + (uint32_t)(s - W->L.s), death_names[why],
-			s->err != NULL ? s->err : "-", s->code);
+			s->err != NULL ? s->err : "-", s->code, fb_now() - W->start,
+			since_op(s, s->cmd_at), since_op(s, s->xfer_start),
+			since_op(s, s->eof_at));
 	}
 	sess_close(&W->L, s);
 }
@@ -294,6 +306,7 @@ worker_main(const struct opts *o, uint32_t id, uint32_t base, uint32_t n,
 	W.cmax = cmax;
 	W.fd = fd;
 	W.verbose_left = VERBOSE_DEATHS;
+	W.start = start;
 	W.st.worker = id;
 	W.st.pending = n;
 	W.r = calloc(n, sizeof(*W.r));

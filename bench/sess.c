@@ -322,6 +322,7 @@ static void
 start_transfer(struct fb_loop *L, struct sess *s)
 {
 	s->op_start = fb_now();
+	s->cmd_at = s->xfer_start = s->eof_at = 0;
 	s->bytes = 0;
 	s->prelim = s->data_up = s->data_eof = s->final_ok = 0;
 	s->xfer_started = s->want_read = 0;
