@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -122,6 +123,15 @@ monitor_reply_u32(enum ipc_type type, uint32_t v, int fd)
 	m.fd = fd;
 	if (ipc_send(mon.ipc_fd, &m) != 0)
 		monitor_abort("worker gone");
+}
+
+/* Sets the nice value of pid (0: this process); a failure is logged. */
+static void
+session_nice(pid_t pid, int value)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)pid, value) != 0)
+		tw_log(TW_LOG_WARN, "login_nice: cannot set the priority of %d to %d: %s",
+		       (int)(pid ? pid : getpid()), value, strerror(errno));
 }
 
 /* --- Starting workers --- */
@@ -306,6 +316,12 @@ monitor_handle_login(struct ipc_msg *m)
 		 * connection only once it is dead.
 		 */
 		kill(mon.worker, SIGKILL);
+		/* Logged in: back to the listener's priority, the spare
+		 * before it starts (it is still root, like us). */
+		if (tw_rt.login_nice) {
+			session_nice(mon.spare, tw_rt.base_nice);
+			session_nice(0, tw_rt.base_nice);
+		}
 		mon.state = ST_POSTLOGIN;
 		if (ipc_send_record(mon.spare_fd, mon.user, sizeof(*mon.user), mon.client_fd) != 0)
 			monitor_abort("spare post-login worker gone");
@@ -568,6 +584,12 @@ monitor_init(const struct tw_config *cfg)
 	mon.state = ST_PRELOGIN;
 	mon.last_seccomp_nr = -1;
 	tw_strlcpy(mon.peer_ip, "?", sizeof(mon.peer_ip));
+	/* Until the login this session, and the workers it forks, run
+	 * login_nice nicer than the listener (monitor_handle_login). */
+	if (tw_rt.login_nice)
+		session_nice(0, tw_rt.base_nice + tw_rt.login_nice);
+	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate, tw_rt.login_nice != 0);
+	sandbox_apply(ROLE_MONITOR_PRELOGIN, cfg);
 }
 
 static void __attribute__((noreturn))
@@ -592,8 +614,6 @@ void
 session_run(const struct tw_config *cfg, int client_fd)
 {
 	monitor_init(cfg);
-	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate);
-	sandbox_apply(ROLE_MONITOR_PRELOGIN, cfg);
 	monitor_attach_client(client_fd);
 	mon.worker = start_prelogin_worker(&mon.ipc_fd);
 	start_spare();
@@ -607,8 +627,6 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 	int rc;
 
 	monitor_init(cfg);
-	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate);
-	sandbox_apply(ROLE_MONITOR_PRELOGIN, cfg);
 	mon.worker = start_prelogin_worker(&mon.ipc_fd);
 	start_spare();
 	/*

@@ -27,6 +27,9 @@ struct tw_runtime {
 	int netns_fd;
 	/* isolate in effect (the kernel allows PID and IPC namespaces). */
 	int isolate;
+	/* The listener's nice value, and login_nice in effect (0: off). */
+	int base_nice;
+	int login_nice;
 };
 extern struct tw_runtime tw_rt;
 

@@ -148,15 +148,19 @@ set_capabilities(const cap_value_t *caps, int n)
 }
 
 void
-creds_monitor_prelogin(int keep_sys_admin)
+creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice)
 {
-	static const cap_value_t caps[] = {
+	cap_value_t caps[12] = {
 		CAP_SETUID, CAP_SETGID, CAP_SYS_CHROOT, CAP_SETPCAP, CAP_KILL,
 		CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE, CAP_NET_BIND_SERVICE,
 		CAP_CHOWN, CAP_AUDIT_WRITE,
-		CAP_SYS_ADMIN,	/* must stay last: kept only for namespaces */
 	};
-	int n = (int)(sizeof(caps) / sizeof(caps[0])) - (keep_sys_admin ? 0 : 1);
+	int n = 10;
+
+	if (keep_sys_admin)
+		caps[n++] = CAP_SYS_ADMIN;	/* for namespaces */
+	if (keep_sys_nice)
+		caps[n++] = CAP_SYS_NICE;	/* login_nice: the priority back */
 
 	bound_capabilities(caps, n);
 	set_capabilities(caps, n);
@@ -165,6 +169,19 @@ creds_monitor_prelogin(int keep_sys_admin)
 		die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		die("PR_SET_DUMPABLE: %s", strerror(errno));
+}
+
+int
+creds_have(int cap)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct now[_LINUX_CAPABILITY_U32S_3];
+	unsigned word = (unsigned)cap / 32;
+
+	memset(now, 0, sizeof(now));
+	if (cap < 0 || word >= _LINUX_CAPABILITY_U32S_3 || capget(&hdr, now) != 0)
+		return 0;
+	return (now[word].effective & (1u << ((unsigned)cap % 32))) != 0;
 }
 
 void

@@ -3,11 +3,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,6 +103,35 @@ setup_namespaces(const struct tw_config *cfg)
 	}
 }
 
+/*
+ * login_nice: sessions run that much nicer than the listener until their
+ * login, and the monitor needs CAP_SYS_NICE to give them the listener's
+ * priority back then. Without it (a container), the option is off.
+ */
+static void
+setup_login_nice(const struct tw_config *cfg)
+{
+	int base;
+
+	errno = 0;
+	base = getpriority(PRIO_PROCESS, 0);
+	if (base == -1 && errno != 0)
+		base = 0;
+	tw_rt.base_nice = base;
+	tw_rt.login_nice = 0;
+	if (cfg->login_nice == 0)
+		return;
+	if (!creds_have(CAP_SYS_NICE)) {
+		tw_log(TW_LOG_WARN, "login_nice off: without CAP_SYS_NICE a session "
+		       "could not get its priority back at login");
+		return;
+	}
+	/* 19 is the nicest there is. */
+	tw_rt.login_nice = base + (int)cfg->login_nice > 19 ? 19 - base : (int)cfg->login_nice;
+	if (tw_rt.login_nice < 0)
+		tw_rt.login_nice = 0;
+}
+
 static void
 check_sandbox(const struct tw_config *cfg)
 {
@@ -119,10 +150,10 @@ check_sandbox(const struct tw_config *cfg)
 			    "(set seccomp_sandbox=NO to run without them)");
 	}
 	tw_log(TW_LOG_INFO, "sandbox: seccomp %s, network namespace %s, PID/IPC "
-	       "namespaces %s, pool of %u ready sessions",
+	       "namespaces %s, pool of %u ready sessions, login_nice %d",
 	       !cfg->seccomp_sandbox ? "off" : cfg->seccomp_log_only ? "log-only" : "on",
 	       tw_rt.netns_fd >= 0 ? "on" : "off", tw_rt.isolate ? "on" : "off",
-	       cfg->prefork_sessions);
+	       cfg->prefork_sessions, tw_rt.login_nice);
 }
 
 /*
@@ -216,6 +247,7 @@ main(int argc, char **argv)
 	auth_preload(&cfg);
 	log_open(&cfg);
 	setup_namespaces(&cfg);
+	setup_login_nice(&cfg);
 	sandbox_worker_no_net = tw_rt.netns_fd >= 0;
 	sandbox_prepare(&cfg);
 	check_sandbox(&cfg);

@@ -99,6 +99,38 @@ def test_pair_existed_before_connection(make_server):
         assert c.cmd("NOOP")[0] == 200
 
 
+def _nice(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return int(rest[16])        # field 19 of proc(5), counted from the state
+
+
+@pytest.mark.parametrize("login_nice", [7, 0])
+def test_sessions_are_nicer_until_login(make_server, login_nice):
+    """login_nice: ready pairs and a session before its login run that
+    much nicer than the listener; at the login the monitor and the
+    post-login worker (the spare) get the listener's priority back."""
+    s = make_server({"prefork_sessions": 2, "prefork_max_sessions": 2,
+                     "login_nice": login_nice})
+    base = _nice(s.pid)
+    pairs = wait_pool(s, 2)
+    for mon, worker in pairs:
+        for p in (mon, worker, spare_of(mon)):
+            assert _nice(p) == base + login_nice, (p, _nice(p), base)
+    with s.ctrl() as c:
+        mon, worker = _session_procs(s, c)
+        spare = spare_of(mon)
+        assert [_nice(p) for p in (mon, worker, spare)] == [base + login_nice] * 3
+        c.login("alice", "alice-pw")
+        wait_until(lambda: workers(mon) == [spare], 10, what="the spare as the worker")
+        assert c.cmd("NOOP")[0] == 200
+        assert _nice(mon) == base, "post-login monitor at nice %d" % _nice(mon)
+        assert _nice(spare) == base, "post-login worker at nice %d" % _nice(spare)
+        # The monitor gave CAP_SYS_NICE up with the rest at the login.
+        assert int(proc_status(mon)["CapEff"], 16) == 0
+    assert "login_nice %d" % login_nice in s.log_text()
+
+
 def test_prefork_zero_forks_on_accept(make_server):
     """The inverse of the test above: without a pool the pair is younger
     than the connection, and nothing waits in advance."""
