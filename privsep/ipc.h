@@ -40,6 +40,8 @@ enum ipc_type {
 	IPC_FD_RESULT,		/* u32 errno (0 = ok); fd present iff errno == 0 */
 	/* listener -> pooled monitor, and monitor -> pre-login worker */
 	IPC_CLIENT_FD,		/* no payload; fd: the accepted control connection */
+	/* pre-login worker -> monitor: got the connection, touches it now */
+	IPC_CLIENT_ACK,		/* no payload */
 	IPC_TYPE_COUNT
 };
 

@@ -24,6 +24,7 @@ const struct ipc_schema ipc_schemas[IPC_TYPE_COUNT] = {
 	[IPC_LOGIN_RESULT] = { "LOGIN_RESULT", IPC_FD_NEVER, 4 },
 	[IPC_FD_RESULT] = { "FD_RESULT", IPC_FD_OPTIONAL, 4 },
 	[IPC_CLIENT_FD] = { "CLIENT_FD", IPC_FD_ALWAYS, 0 },
+	[IPC_CLIENT_ACK] = { "CLIENT_ACK", IPC_FD_NEVER, 0 },
 };
 
 /* Every schema must fit the transport; checked where the table is. */

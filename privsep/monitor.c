@@ -323,8 +323,15 @@ monitor_handle_login(struct ipc_msg *m)
 			session_nice(0, tw_rt.base_nice);
 		}
 		mon.state = ST_POSTLOGIN;
-		if (ipc_send_record(mon.spare_fd, mon.user, sizeof(*mon.user), mon.client_fd) != 0)
-			monitor_abort("spare post-login worker gone");
+		if (ipc_send_record(mon.spare_fd, mon.user, sizeof(*mon.user), mon.client_fd) != 0) {
+			/* It died (it never touched the client): a new one. */
+			monitor_kill_child(&mon.spare);
+			close(mon.spare_fd);
+			start_spare();
+			if (ipc_send_record(mon.spare_fd, mon.user, sizeof(*mon.user),
+					    mon.client_fd) != 0)
+				monitor_abort("spare post-login worker gone");
+		}
 		monitor_kill_child(&mon.worker);
 		close(mon.ipc_fd);
 		{
@@ -620,6 +627,50 @@ session_run(const struct tw_config *cfg, int client_fd)
 	monitor_loop();
 }
 
+/*
+ * A client was handed to this pair, but a worker died before touching it:
+ * start both workers afresh for it, as a session forked on accept would.
+ */
+static void __attribute__((noreturn))
+pair_rebuild(void)
+{
+	monitor_kill_child(&mon.worker);
+	monitor_kill_child(&mon.spare);
+	close(mon.ipc_fd);
+	close(mon.spare_fd);
+	mon.spare_fd = -1;
+	tw_log(TW_LOG_INFO, "ready pair lost a worker; rebuilt for the client %s", mon.peer_ip);
+	mon.worker = start_prelogin_worker(&mon.ipc_fd);
+	start_spare();
+	monitor_loop();
+}
+
+/*
+ * A ready pair whose worker or spare died is of no use any more. It
+ * refuses further hand-offs first (the listener's next send fails, and
+ * it takes another pair); a client the listener handed over before that
+ * still gets a whole session: the monitor starts both workers afresh
+ * for it, as a session forked on accept would.
+ */
+static void __attribute__((noreturn))
+pair_retire(int chan)
+{
+	struct ipc_msg m;
+
+	/* Past the shutdown a read does not wait: it finds what was sent
+	 * before, or the end. */
+	if (shutdown(chan, SHUT_RD) != 0 || ipc_recv(chan, &m) != 0)
+		monitor_end(MONITOR_EXIT_OK);	/* nothing was handed over */
+	if (m.type != IPC_CLIENT_FD || m.fd < 0 || ipc_get_end(&m) != 0) {
+		if (m.fd >= 0)
+			close(m.fd);
+		monitor_end(MONITOR_EXIT_OK);
+	}
+	close(chan);
+	monitor_attach_client(m.fd);
+	pair_rebuild();
+}
+
 void
 session_run_pooled(const struct tw_config *cfg, int chan)
 {
@@ -631,8 +682,8 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 	start_spare();
 	/*
 	 * Ready: wait for the listener to hand us a client. If a worker
-	 * dies meanwhile this pair is useless: end it, and the listener
-	 * (which reaps us) puts a fresh pair in the pool.
+	 * dies meanwhile this pair is useless: end it (pair_retire), and
+	 * the listener (which reaps us) puts a fresh pair in the pool.
 	 */
 	for (;;) {
 		struct pollfd p[3] = { { chan, POLLIN, 0 }, { mon.ipc_fd, POLLIN, 0 },
@@ -647,7 +698,7 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 			tw_log(TW_LOG_WARN, "idle %s worker %d died; pair retired",
 			       p[1].revents != 0 ? "pre-login" : "spare post-login",
 			       (int)(p[1].revents != 0 ? mon.worker : mon.spare));
-			monitor_end(MONITOR_EXIT_OK);
+			pair_retire(chan);
 		}
 		if (p[0].revents != 0)
 			break;
@@ -662,7 +713,10 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 	monitor_attach_client(m.fd);
 	ipc_init(&m, IPC_CLIENT_FD);
 	m.fd = mon.client_fd;
-	if (ipc_send(mon.ipc_fd, &m) != 0)
-		monitor_worker_gone();
+	/* No acknowledgement: the worker died before it wrote a byte. */
+	if (ipc_send(mon.ipc_fd, &m) != 0 || (rc = ipc_recv(mon.ipc_fd, &m)) != 0)
+		pair_rebuild();
+	if (m.type != IPC_CLIENT_ACK || ipc_get_end(&m) != 0)
+		monitor_abort("pre-login worker did not acknowledge the connection");
 	monitor_loop();
 }

@@ -233,6 +233,11 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 		    ipc_get_end(&m) != 0)
 			_exit(0);
 		ctrl_fd = m.fd;
+		/* Before the first byte to the client: until this arrives the
+		 * monitor may give the client to fresh workers. */
+		ipc_init(&m, IPC_CLIENT_ACK);
+		if (ipc_send(ipc_fd, &m) != 0)
+			_exit(0);
 	}
 	session_init(s, cfg, ctrl_fd, ipc_fd);
 	if (cfg->ftpd_banner[0] != '\0')

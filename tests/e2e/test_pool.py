@@ -251,6 +251,23 @@ def test_killed_whole_idle_pool_is_replaced(make_server):
 
 
 @pytest.mark.timeout(120)
+def test_connection_racing_a_dying_pair_is_served(make_server):
+    """A connection that arrives while the ready pair it is handed to is
+    retiring (its spare or worker was just killed) is never lost: the
+    listener's send fails and it takes another pair or forks, or the
+    monitor got the client first and rebuilds its workers for it. Each
+    round kills and connects without waiting, twenty times."""
+    s = make_server({"prefork_sessions": 1, "prefork_max_sessions": 1})
+    for i in range(20):
+        ((mon, worker),) = wait_pool(s, 1)
+        os.kill(spare_of(mon) if i % 2 else worker, signal.SIGKILL)
+        with s.ctrl() as c:         # asserts the 220
+            c.login("alice", "alice-pw")
+            assert c.cmd("PWD")[0] == 257, "round %d" % i
+        s.wait_sessions(0)
+    assert s.proc.poll() is None
+
+
 def test_burst_larger_than_pool(make_server):
     s = make_server({"prefork_sessions": 4})
     wait_pool(s, 4)

@@ -115,6 +115,7 @@ walk_schema(struct ipc_msg *m)
 		break;
 	case IPC_PASV_LISTEN:
 	case IPC_CLIENT_FD:
+	case IPC_CLIENT_ACK:
 		ok = 1;	/* no fields */
 		break;
 	case IPC_FD_RESULT:

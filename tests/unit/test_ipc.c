@@ -105,6 +105,8 @@ test_schemas(void)
 	CHECK_INT(ipc_schemas[IPC_LOG].fd, IPC_FD_NEVER);
 	CHECK_INT(ipc_schemas[IPC_LOGIN].fd, IPC_FD_NEVER);
 	CHECK_STR(ipc_schemas[IPC_LOGIN].name, "LOGIN");
+	CHECK_INT(ipc_schemas[IPC_CLIENT_ACK].max_payload, 0);
+	CHECK_INT(ipc_schemas[IPC_CLIENT_ACK].fd, IPC_FD_NEVER);
 	for (int t = 1; t < IPC_TYPE_COUNT; t++) {
 		CHECK(ipc_schemas[t].name != NULL);
 		CHECK(ipc_schemas[t].max_payload <= IPC_MAX_PAYLOAD);
