@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <pwd.h>
 #include <sched.h>
 #include <security/pam_appl.h>
@@ -15,6 +16,7 @@
 #include "config.h"
 #include "log.h"
 #include "monitor.h"
+#include "sandbox.h"
 #include "util.h"
 
 #define AUTH_LIST_MAX_BYTES (1024 * 1024)
@@ -257,6 +259,8 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 		{
 			struct sched_param sp = { .sched_priority = 0 };
 
+			/* login_nice's capability is the monitor's, not PAM's. */
+			creds_drop_cap(CAP_SYS_NICE);
 			if (sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
 				(void)!nice(10);
 		}

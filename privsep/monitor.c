@@ -713,10 +713,12 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 	monitor_attach_client(m.fd);
 	ipc_init(&m, IPC_CLIENT_FD);
 	m.fd = mon.client_fd;
-	/* No acknowledgement: the worker died before it wrote a byte. */
-	if (ipc_send(mon.ipc_fd, &m) != 0 || (rc = ipc_recv(mon.ipc_fd, &m)) != 0)
+	/*
+	 * No acknowledgement (the worker died, or its filter killed it and
+	 * this is the report): it never wrote a byte to the client.
+	 */
+	if (ipc_send(mon.ipc_fd, &m) != 0 || ipc_recv(mon.ipc_fd, &m) != 0 ||
+	    m.type != IPC_CLIENT_ACK || ipc_get_end(&m) != 0)
 		pair_rebuild();
-	if (m.type != IPC_CLIENT_ACK || ipc_get_end(&m) != 0)
-		monitor_abort("pre-login worker did not acknowledge the connection");
 	monitor_loop();
 }

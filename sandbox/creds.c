@@ -185,6 +185,27 @@ creds_have(int cap)
 }
 
 void
+creds_drop_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct now[_LINUX_CAPABILITY_U32S_3];
+	unsigned word = (unsigned)cap / 32, bit = 1u << ((unsigned)cap % 32);
+
+	memset(now, 0, sizeof(now));
+	if (cap < 0 || word >= _LINUX_CAPABILITY_U32S_3 || capget(&hdr, now) != 0)
+		die("cannot read capabilities: %s", strerror(errno));
+	if (!((now[word].permitted | now[word].effective | now[word].inheritable) & bit))
+		return;
+	now[word].permitted &= ~bit;
+	now[word].effective &= ~bit;
+	now[word].inheritable &= ~bit;
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	hdr.pid = 0;
+	if (capset(&hdr, now) != 0)
+		die("cannot drop capability %d: %s", cap, strerror(errno));
+}
+
+void
 creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int keep_net_bind)
 {
 	static const cap_value_t net_bind[] = { CAP_NET_BIND_SERVICE };

@@ -49,13 +49,18 @@ void creds_become(const struct creds_target *t);
  * (setuid/setgid, chroot, setpcap, kill, dac_read_search/override for
  * the shadow file, net_bind_service, chown, audit_write; sys_admin only
  * for isolate and isolate_network, to set up workers' namespaces;
- * sys_nice only for login_nice, to give the session its priority back).
+ * sys_nice only for login_nice, to give the session its priority back;
+ * the PAM child drops it first thing).
  * Dies on failure.
  */
 void creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice);
 
 /* Whether this process has capability cap in its effective set. */
 int creds_have(int cap);
+
+/* Drops cap from the permitted, effective and inheritable sets (no-op
+ * when not held); dies on failure. */
+void creds_drop_cap(int cap);
 
 /*
  * The session monitor after login: chroots to chroot_dir (it no longer

@@ -728,11 +728,11 @@ reap_children(const struct tw_config *cfg)
 /*
  * SIGTERM or SIGINT: stop accepting, tell every session and ready pair to
  * end, SHUTDOWN_INFLIGHT at a time (the next once one of those has been
- * reaped), and exit when all are gone or after SHUTDOWN_SECS; what is
- * left then gets its SIGTERM from the listener's death. Each session
- * process frees its seccomp filters as it exits, one kernel work item per
- * filter, and 10,000 sessions told at once made ~30,000 of them on this
- * kernel's work queue at once, which once deadlocked it (README).
+ * reaped), and exit when all are gone or after SHUTDOWN_SECS, when the
+ * rest are told at once. Each session process frees its seccomp filters
+ * as it exits, one kernel work item per filter, and 10,000 sessions told
+ * at once made ~30,000 of them on this kernel's work queue at once,
+ * which once deadlocked it (README).
  */
 #define SHUTDOWN_INFLIGHT 64
 #define SHUTDOWN_SECS 5
@@ -757,7 +757,11 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 	size_t nsess = sessions.nsessions, npool = pool.n;
 	size_t total = nsess + npool, n = 0, told = 0, i;
 	pid_t *pids = malloc((total ? total : 1) * sizeof(*pids));
-	time_t deadline = time(NULL) + SHUTDOWN_SECS;
+	struct timespec now;
+	time_t deadline;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	deadline = now.tv_sec + SHUTDOWN_SECS;
 
 	for (i = 0; i < nl; i++)
 		close(lfds[i]);
@@ -773,9 +777,11 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 			else
 				kill(sessions.pids[i].pid, SIGTERM);
 		}
-	tw_log(TW_LOG_INFO, "listener stopping, %zu sessions told to end", sessions.nsessions);
+	tw_log(TW_LOG_INFO, "listener stopping: %zu sessions and %zu ready pairs to end, "
+	       "%d at a time", nsess, npool, SHUTDOWN_INFLIGHT);
 	/* Bounded: SHUTDOWN_SECS of 10 ms naps. */
-	while (pids != NULL && sessions.nsessions + pool.n > 0 && time(NULL) < deadline) {
+	while (pids != NULL && sessions.nsessions + pool.n > 0 &&
+	       clock_gettime(CLOCK_MONOTONIC, &now) == 0 && now.tv_sec < deadline) {
 		size_t gone = total - (sessions.nsessions + pool.n);
 
 		/* Some end by themselves meanwhile: gone may pass told. */
@@ -787,12 +793,21 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 		(void)poll(NULL, 0, 10);
 		reap_children(cfg);
 	}
-	if (sessions.nsessions + pool.n == 0)
+	if (sessions.nsessions + pool.n == 0) {
 		tw_log(TW_LOG_INFO, "listener stopped: all %zu sessions and %zu ready pairs ended",
 		       nsess, npool);
-	else
-		tw_log(TW_LOG_WARN, "listener stopped after %d s: %zu sessions and %zu ready pairs "
-		       "still ending", SHUTDOWN_SECS, sessions.nsessions, pool.n);
+		exit(0);
+	}
+	/*
+	 * Out of time: tell the rest at once. Logged-in monitors changed
+	 * their uid, which cleared their parent-death signal, so the
+	 * listener's exit alone would not end them.
+	 */
+	for (; pids != NULL && told < n; told++)
+		if (still_ours(pids[told]))
+			kill(pids[told], SIGTERM);
+	tw_log(TW_LOG_WARN, "listener stopped after %d s: %zu sessions and %zu ready pairs "
+	       "still ending", SHUTDOWN_SECS, sessions.nsessions, pool.n);
 	exit(0);
 }
 
