@@ -260,6 +260,17 @@ spare_run(int fd, pid_t parent)
 	worker_postlogin_run(mon.cfg, client_fd, fd, &wl);
 }
 
+static void start_spare(void);
+
+/* The spare died (it never touched the client): a new one. */
+static void
+respawn_spare(void)
+{
+	monitor_kill_child(&mon.spare);
+	close(mon.spare_fd);
+	start_spare();
+}
+
 static void
 start_spare(void)
 {
@@ -324,10 +335,7 @@ monitor_handle_login(struct ipc_msg *m)
 		}
 		mon.state = ST_POSTLOGIN;
 		if (ipc_send_record(mon.spare_fd, mon.user, sizeof(*mon.user), mon.client_fd) != 0) {
-			/* It died (it never touched the client): a new one. */
-			monitor_kill_child(&mon.spare);
-			close(mon.spare_fd);
-			start_spare();
+			respawn_spare();
 			if (ipc_send_record(mon.spare_fd, mon.user, sizeof(*mon.user),
 					    mon.client_fd) != 0)
 				monitor_abort("spare post-login worker gone");
@@ -635,13 +643,10 @@ static void __attribute__((noreturn))
 pair_rebuild(void)
 {
 	monitor_kill_child(&mon.worker);
-	monitor_kill_child(&mon.spare);
 	close(mon.ipc_fd);
-	close(mon.spare_fd);
-	mon.spare_fd = -1;
 	tw_log(TW_LOG_INFO, "ready pair lost a worker; rebuilt for the client %s", mon.peer_ip);
+	respawn_spare();
 	mon.worker = start_prelogin_worker(&mon.ipc_fd);
-	start_spare();
 	monitor_loop();
 }
 

@@ -114,35 +114,64 @@ bound_capabilities(const cap_value_t *caps, int n)
 }
 
 /*
+ * The capability sets of this process, read and written with capget and
+ * capset directly rather than libcap's cap_get_proc(), which allocates: a
+ * heap page written after a fork is private memory of the session for its
+ * whole life.
+ */
+typedef struct __user_cap_data_struct cap_sets[_LINUX_CAPABILITY_U32S_3];
+
+static int
+caps_get(cap_sets now)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	memset(now, 0, sizeof(cap_sets));
+	return capget(&hdr, now);
+}
+
+static void
+caps_set(cap_sets next)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	if (capset(&hdr, next) != 0)
+		die("cannot set capabilities: %s", strerror(errno));
+}
+
+/* Where cap is in the sets: word and bit; 0, or -1 when out of range. */
+static int
+cap_pos(int cap, unsigned *word, unsigned *bit)
+{
+	if (cap < 0 || (unsigned)cap / 32 >= _LINUX_CAPABILITY_U32S_3)
+		return -1;
+	*word = (unsigned)cap / 32;
+	*bit = 1u << ((unsigned)cap % 32);
+	return 0;
+}
+
+/*
  * Sets permitted and effective to caps[0..n) (those of them the process
  * still has: a container may have taken some away already); no
- * inheritable, no ambient. capget/capset directly rather than libcap's
- * cap_get_proc(), which allocates: a heap page written after a fork is
- * private memory of the session for its whole life.
+ * inheritable, no ambient.
  */
 static void
 set_capabilities(const cap_value_t *caps, int n)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct now[_LINUX_CAPABILITY_U32S_3], next[_LINUX_CAPABILITY_U32S_3];
+	cap_sets now, next;
+	unsigned word, bit;
 	int i;
 
-	memset(now, 0, sizeof(now));
 	memset(next, 0, sizeof(next));
-	if (capget(&hdr, now) != 0)
+	if (caps_get(now) != 0)
 		die("cannot read capabilities: %s", strerror(errno));
 	for (i = 0; i < n; i++) {
-		unsigned word = (unsigned)caps[i] / 32, bit = 1u << ((unsigned)caps[i] % 32);
-
-		if (word >= _LINUX_CAPABILITY_U32S_3 || !(now[word].permitted & bit))
+		if (cap_pos(caps[i], &word, &bit) != 0 || !(now[word].permitted & bit))
 			continue;
 		next[word].permitted |= bit;
 		next[word].effective |= bit;
 	}
-	hdr.version = _LINUX_CAPABILITY_VERSION_3;
-	hdr.pid = 0;
-	if (capset(&hdr, next) != 0)
-		die("cannot set capabilities: %s", strerror(errno));
+	caps_set(next);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
 		die("cannot clear ambient capabilities: %s", strerror(errno));
 }
@@ -174,35 +203,30 @@ creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice)
 int
 creds_have(int cap)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct now[_LINUX_CAPABILITY_U32S_3];
-	unsigned word = (unsigned)cap / 32;
+	cap_sets now;
+	unsigned word, bit;
 
-	memset(now, 0, sizeof(now));
-	if (cap < 0 || word >= _LINUX_CAPABILITY_U32S_3 || capget(&hdr, now) != 0)
+	if (cap_pos(cap, &word, &bit) != 0 || caps_get(now) != 0)
 		return 0;
-	return (now[word].effective & (1u << ((unsigned)cap % 32))) != 0;
+	return (now[word].effective & bit) != 0;
 }
 
 void
 creds_drop_cap(int cap)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct now[_LINUX_CAPABILITY_U32S_3];
-	unsigned word = (unsigned)cap / 32, bit = 1u << ((unsigned)cap % 32);
+	cap_sets now;
+	unsigned word, bit;
 
-	memset(now, 0, sizeof(now));
-	if (cap < 0 || word >= _LINUX_CAPABILITY_U32S_3 || capget(&hdr, now) != 0)
+	if (cap_pos(cap, &word, &bit) != 0)
+		bug("%s: capability %d", __func__, cap);
+	if (caps_get(now) != 0)
 		die("cannot read capabilities: %s", strerror(errno));
 	if (!((now[word].permitted | now[word].effective | now[word].inheritable) & bit))
 		return;
 	now[word].permitted &= ~bit;
 	now[word].effective &= ~bit;
 	now[word].inheritable &= ~bit;
-	hdr.version = _LINUX_CAPABILITY_VERSION_3;
-	hdr.pid = 0;
-	if (capset(&hdr, now) != 0)
-		die("cannot drop capability %d: %s", cap, strerror(errno));
+	caps_set(now);
 }
 
 void

@@ -751,6 +751,19 @@ still_ours(pid_t pid)
 	return 0;
 }
 
+/* SIGTERM to every session and ready pair not yet reaped. */
+static void
+tell_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < sessions.cap; i++)
+		if (sessions.pids[i].pid != 0)
+			kill(sessions.pids[i].pid, SIGTERM);
+	for (i = 0; i < pool.n; i++)
+		kill(pool.slots[i].pid, SIGTERM);
+}
+
 static void __attribute__((noreturn))
 shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 {
@@ -765,22 +778,22 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 
 	for (i = 0; i < nl; i++)
 		close(lfds[i]);
+	if (pids == NULL) {
+		tell_all();
+		tw_log(TW_LOG_WARN, "listener stopped: no memory to end %zu sessions in batches; "
+		       "all told at once", nsess);
+		exit(0);
+	}
+	/* A snapshot: reaping moves entries in the table. */
 	for (i = 0; i < pool.n; i++)
-		if (pids != NULL)
-			pids[n++] = pool.slots[i].pid;
-		else
-			kill(pool.slots[i].pid, SIGTERM);
+		pids[n++] = pool.slots[i].pid;
 	for (i = 0; i < sessions.cap; i++)
-		if (sessions.pids[i].pid != 0) {
-			if (pids != NULL)
-				pids[n++] = sessions.pids[i].pid;
-			else
-				kill(sessions.pids[i].pid, SIGTERM);
-		}
+		if (sessions.pids[i].pid != 0)
+			pids[n++] = sessions.pids[i].pid;
 	tw_log(TW_LOG_INFO, "listener stopping: %zu sessions and %zu ready pairs to end, "
 	       "%d at a time", nsess, npool, SHUTDOWN_INFLIGHT);
 	/* Bounded: SHUTDOWN_SECS of 10 ms naps. */
-	while (pids != NULL && sessions.nsessions + pool.n > 0 &&
+	while (sessions.nsessions + pool.n > 0 &&
 	       clock_gettime(CLOCK_MONOTONIC, &now) == 0 && now.tv_sec < deadline) {
 		size_t gone = total - (sessions.nsessions + pool.n);
 
@@ -803,9 +816,7 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 	 * their uid, which cleared their parent-death signal, so the
 	 * listener's exit alone would not end them.
 	 */
-	for (; pids != NULL && told < n; told++)
-		if (still_ours(pids[told]))
-			kill(pids[told], SIGTERM);
+	tell_all();
 	tw_log(TW_LOG_WARN, "listener stopped after %d s: %zu sessions and %zu ready pairs "
 	       "still ending", SHUTDOWN_SECS, sessions.nsessions, pool.n);
 	exit(0);
