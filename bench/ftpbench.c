@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "src/common/util.h"
 
 static void
 die_to_stderr(int is_bug, const char *msg)

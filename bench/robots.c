@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "src/common/util.h"
 
 #define MAX_WORKERS 64
 #define MAX_ROBOTS 1000000

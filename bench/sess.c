@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "src/common/util.h"
 
 #define NOPOS UINT32_MAX
 /* 1 MiB per read or write: the generator must never be the bottleneck. */

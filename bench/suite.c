@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "procmem.h"
-#include "util.h"
+#include "src/common/util.h"
 
 #define MIB (1024.0 * 1024.0)
 /* No phase may outlast this even if every step keeps making progress. */

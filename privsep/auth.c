@@ -1,4 +1,4 @@
-#include "auth.h"
+#include "privsep/auth.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,11 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "log.h"
-#include "monitor.h"
-#include "sandbox.h"
-#include "util.h"
+#include "src/common/config.h"
+#include "src/common/log.h"
+#include "src/common/runtime.h"
+#include "sandbox/sandbox.h"
+#include "src/common/util.h"
 
 #define AUTH_LIST_MAX_BYTES (1024 * 1024)
 

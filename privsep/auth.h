@@ -9,7 +9,7 @@
 #include <limits.h>
 #include <sys/types.h>
 
-#include "ipc.h"
+#include "privsep/ipc.h"
 
 struct tw_config;
 

@@ -2,7 +2,7 @@
  * The check of a struct auth_user received from another process. Pure:
  * part of the core library, so the unit tests and fuzz targets link it.
  */
-#include "auth.h"
+#include "privsep/auth.h"
 
 #include <string.h>
 

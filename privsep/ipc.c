@@ -5,7 +5,7 @@
  * that a descriptor arriving with a rejected message is closed rather
  * than leaked into the receiving process.
  */
-#include "ipc.h"
+#include "privsep/ipc.h"
 
 #include <errno.h>
 #include <string.h>

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "src/common/log.h"
+
 #define IPC_HDR_LEN 8
 #define IPC_MAX_PAYLOAD 4096
 #define IPC_MAX_MSG (IPC_HDR_LEN + IPC_MAX_PAYLOAD)
@@ -25,7 +27,7 @@
 /* Bounds on string fields. */
 #define IPC_MAX_USER 256
 #define IPC_MAX_PASS 256
-#define IPC_MAX_LOGMSG 1024
+#define IPC_MAX_LOGMSG TW_LOG_MAX_TEXT
 
 enum ipc_type {
 	IPC_NONE = 0,
@@ -128,5 +130,9 @@ int ipc_recv(int sock, struct ipc_msg *m);
  */
 int ipc_send_record(int sock, const void *rec, size_t len, int fd);
 int ipc_recv_record(int sock, void *rec, size_t len, int want_fd, int *fd_out);
+
+/* In a sandboxed process: every log line from now on goes to the
+ * monitor as an IPC_LOG message on sock (log_to_sink()). */
+void ipc_log_to(int sock);
 
 #endif

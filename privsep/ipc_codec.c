@@ -9,7 +9,7 @@
  * are assembled byte by byte: the wire format never depends on the host's
  * endianness or alignment.
  */
-#include "ipc.h"
+#include "privsep/ipc.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * The whole privileged API is the permit table below: which request is
  * legal in which state. Anything else ends the session.
  */
-#include "monitor.h"
+#include "privsep/monitor.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,14 +22,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "config.h"
-#include "ftpparse.h"
-#include "ipc.h"
-#include "log.h"
-#include "sandbox.h"
-#include "util.h"
-#include "worker.h"
+#include "privsep/auth.h"
+#include "src/common/config.h"
+#include "src/proto/ftpparse.h"
+#include "privsep/ipc.h"
+#include "src/common/log.h"
+#include "sandbox/sandbox.h"
+#include "src/common/util.h"
+#include "src/worker.h"
 
 enum mon_state {
 	ST_PRELOGIN = 1 << 0,
@@ -170,7 +170,7 @@ fork_session_child(int keep_fd, int *ipc_out)
 
 		tw_close_fds_except(keep, keep_fd >= 0 ? 2 : 1);
 	}
-	log_to_ipc(sv[1]);
+	ipc_log_to(sv[1]);
 	log_set_role("worker");
 	*ipc_out = sv[1];
 	return 0;

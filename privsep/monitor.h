@@ -8,30 +8,10 @@
 
 #include <sys/types.h>
 
+#include "src/common/runtime.h"
+
 struct tw_config;
 
-/* Facts resolved once by the listener at start, shared by every session. */
-struct tw_runtime {
-	uid_t nopriv_uid;
-	gid_t nopriv_gid;
-	/*
-	 * ftp_username, looked up once at start when anonymous_enable: an
-	 * anonymous login then needs no user database (and no NSS modules
-	 * loaded into every monitor).
-	 */
-	int have_ftp_user;
-	uid_t ftp_uid;
-	gid_t ftp_gid;
-	char ftp_home[4096];
-	/* isolate_network in effect: the shared empty namespace, else -1. */
-	int netns_fd;
-	/* isolate in effect (the kernel allows PID and IPC namespaces). */
-	int isolate;
-	/* The listener's nice value, and login_nice in effect (0: off). */
-	int base_nice;
-	int login_nice;
-};
-extern struct tw_runtime tw_rt;
 
 /*
  * How a session monitor exits: the listener reads it when it reaps the

@@ -5,7 +5,7 @@
  * remaining capability sets, no_new_privs, dumpable, rlimits, and finally
  * a check that root cannot come back.
  */
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "src/common/util.h"
 
 /* A worker needs a control socket, an IPC socket, a data socket, a
  * passive listener, a file and a directory, plus slack for libc. */

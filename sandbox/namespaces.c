@@ -4,7 +4,7 @@
  * namespace per session is not, and the kernel tears them down slowly).
  * isolate: each worker is forked into its own PID and IPC namespaces.
  */
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "src/common/util.h"
 
 int
 ns_create_empty_net(char *why, size_t whylen)

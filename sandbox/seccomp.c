@@ -11,7 +11,7 @@
  * still does not run, and a second trap while SIGSYS is blocked or
  * ignored is delivered by the kernel with the default action.
  */
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,12 +34,12 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "ipc.h"
+#include "src/common/config.h"
+#include "privsep/ipc.h"
 #include "tw_build.h"
-#include "util.h"
+#include "src/common/util.h"
 
-#include "seccomp_policy.h"
+#include "sandbox/seccomp_policy.h"
 
 int sandbox_log_only;
 int sandbox_worker_no_net;

@@ -13,11 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "ftpparse.h"
-#include "listing.h"
-#include "util.h"
-#include "worker.h"
+#include "src/common/config.h"
+#include "src/proto/ftpparse.h"
+#include "src/proto/listing.h"
+#include "src/common/util.h"
+#include "src/worker.h"
 
 enum write_op {
 	W_UPLOAD,	/* STOR, STOU */

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
-#include "worker.h"
+#include "src/common/util.h"
+#include "src/worker.h"
 
 #define TELNET_IAC 0xff
 

@@ -21,14 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ascii.h"
-#include "config.h"
-#include "ftpparse.h"
-#include "ipc.h"
-#include "listing.h"
-#include "monitor.h"
-#include "util.h"
-#include "worker.h"
+#include "src/proto/ascii.h"
+#include "src/common/config.h"
+#include "src/proto/ftpparse.h"
+#include "privsep/ipc.h"
+#include "src/proto/listing.h"
+#include "src/common/runtime.h"
+#include "src/common/util.h"
+#include "src/worker.h"
 
 #define XFER_BUF (256 * 1024)		/* STOR and ASCII chunk size */
 #define LIST_MAX_ENTRIES (1u << 20)	/* bound on one directory listing */

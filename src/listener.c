@@ -4,7 +4,7 @@
  * hands the connection to a new session, reaps, and never reads a byte
  * from the network.
  */
-#include "listener.h"
+#include "src/listener.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,13 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "ipc.h"
-#include "log.h"
-#include "monitor.h"
-#include "sandbox.h"
+#include "src/common/config.h"
+#include "privsep/ipc.h"
+#include "src/common/log.h"
+#include "privsep/monitor.h"
+#include "sandbox/sandbox.h"
 #include "tw_build.h"
-#include "util.h"
+#include "src/common/util.h"
 
 /*
  * Live sessions, keyed by the monitor's pid, and a count per client

@@ -15,15 +15,14 @@
 #include <unistd.h>
 
 #include "tw_build.h"
-#include "auth.h"
-#include "config.h"
-#include "listener.h"
-#include "log.h"
-#include "monitor.h"
-#include "sandbox.h"
-#include "util.h"
+#include "privsep/auth.h"
+#include "src/common/config.h"
+#include "src/listener.h"
+#include "src/common/log.h"
+#include "privsep/monitor.h"
+#include "sandbox/sandbox.h"
+#include "src/common/util.h"
 
-struct tw_runtime tw_rt;
 
 static void __attribute__((noreturn))
 usage(void)

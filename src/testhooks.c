@@ -18,8 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "util.h"
-#include "worker.h"
+#include "src/common/util.h"
+#include "src/worker.h"
 
 #if TW_TEST_HOOKS
 

@@ -11,13 +11,13 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "config.h"
-#include "ipc.h"
-#include "listing.h"
-#include "log.h"
-#include "util.h"
-#include "worker.h"
+#include "privsep/auth.h"
+#include "src/common/config.h"
+#include "privsep/ipc.h"
+#include "src/proto/listing.h"
+#include "src/common/log.h"
+#include "src/common/util.h"
+#include "src/worker.h"
 
 static void __attribute__((format(printf, 1, 0)))
 worker_vlog(const char *fmt, va_list ap)

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "ipc.h"
+#include "privsep/ipc.h"
 
 struct tw_config;
 

@@ -5,7 +5,7 @@
  * back to a config that prints the same (so `twinftpd -t` output is
  * always a valid config).
  */
-#include "config.h"
+#include "src/common/config.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -12,9 +12,9 @@
  * Output buffers are exactly as large as the API promises it needs, so
  * ASan catches any write past them.
  */
-#include "ascii.h"
-#include "ftpparse.h"
-#include "listing.h"
+#include "src/proto/ascii.h"
+#include "src/proto/ftpparse.h"
+#include "src/proto/listing.h"
 
 #include <arpa/inet.h>
 #include <limits.h>

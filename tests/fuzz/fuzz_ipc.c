@@ -9,7 +9,7 @@
  *  - getters never move the cursor past the payload, never move it on
  *    failure, and return NUL-free strings of the reported length.
  */
-#include "ipc.h"
+#include "privsep/ipc.h"
 
 #include <stdint.h>
 #include <stdlib.h>

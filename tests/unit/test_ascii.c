@@ -1,9 +1,9 @@
 /*
- * Unit tests for src/ascii.c: known conversions, and for every string
+ * Unit tests for src/proto/ascii.c: known conversions, and for every string
  * every split into two and three chunks must give the one-shot result
  * (a CRLF cut between chunks must not be doubled or dropped).
  */
-#include "ascii.h"
+#include "src/proto/ascii.h"
 
 #include <stdlib.h>
 #include <string.h>

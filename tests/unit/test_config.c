@@ -1,10 +1,10 @@
 /*
- * Unit tests for src/config.c: defaults, every type's parser, names
+ * Unit tests for src/common/config.c: defaults, every type's parser, names
  * (aliases, vsftpd-only, unknown), the file reader's line handling,
  * cross-option checks and the print/parse round trip.
  */
-#include "config.h"
-#include "util.h"
+#include "src/common/config.h"
+#include "src/common/util.h"
 #include "check.h"
 
 #include <sys/stat.h>

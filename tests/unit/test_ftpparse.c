@@ -1,8 +1,8 @@
 /*
- * Unit tests for src/ftpparse.c: every accept and reject path of the
+ * Unit tests for src/proto/ftpparse.c: every accept and reject path of the
  * PORT/EPRT/EPSV parsers, host comparison, and the path helpers.
  */
-#include "ftpparse.h"
+#include "src/proto/ftpparse.h"
 
 #include <arpa/inet.h>
 #include <limits.h>

@@ -4,8 +4,8 @@
  * matter more than the round trips: the monitor is root and decodes what
  * a possibly hostile worker sends.
  */
-#include "ipc.h"
-#include "auth.h"
+#include "privsep/ipc.h"
+#include "privsep/auth.h"
 #include "check.h"
 
 #include <dirent.h>

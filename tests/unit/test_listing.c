@@ -1,9 +1,9 @@
 /*
- * Unit tests for src/listing.c. The LIST lines are compared byte for byte
+ * Unit tests for src/proto/listing.c. The LIST lines are compared byte for byte
  * with what vsftpd 3.0 printed for the same files (checked against a real
  * vsftpd LIST): clients parse these columns, so any drift is a bug.
  */
-#include "listing.h"
+#include "src/proto/listing.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -31,11 +31,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "config.h"
-#include "ipc.h"
-#include "sandbox.h"
+#include "src/common/config.h"
+#include "privsep/ipc.h"
+#include "sandbox/sandbox.h"
 #include "tw_build.h"
-#include "util.h"
+#include "src/common/util.h"
 
 static int report_sv[2] = { -1, -1 };
 static int data_pipe[2] = { -1, -1 };

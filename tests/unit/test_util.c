@@ -1,8 +1,8 @@
 /*
- * Unit tests for src/util.c: bounded copies and formatting, checked
+ * Unit tests for src/common/util.c: bounded copies and formatting, checked
  * number parsing, case-insensitive verb comparison.
  */
-#include "util.h"
+#include "src/common/util.h"
 #include "check.h"
 
 #include <limits.h>

@@ -1,4 +1,4 @@
-#include "log.h"
+#include "src/common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,21 +9,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "ipc.h"
-#include "util.h"
+#include "src/common/config.h"
+#include "src/common/util.h"
 
 /* Written by every session process: TW_PER_PROCESS (util.h). */
 static int logfd TW_PER_PROCESS = -1;
 static int use_syslog TW_PER_PROCESS;
-static int ipcfd TW_PER_PROCESS = -1;
+static log_sink_fn sink TW_PER_PROCESS;
 static const char *role_name TW_PER_PROCESS = "twinftpd";
 
 static void
 log_die_hook(int is_bug, const char *msg)
 {
 	tw_log(TW_LOG_ERR, "%s%s", is_bug ? "BUG: " : "", msg);
-	if (ipcfd < 0 && logfd >= 0 && isatty(2))
+	if (sink == NULL && logfd >= 0 && isatty(2))
 		dprintf(2, "twinftpd: %s%s\n", is_bug ? "BUG: " : "", msg);
 }
 
@@ -43,9 +42,9 @@ log_open(const struct tw_config *cfg)
 }
 
 void
-log_to_ipc(int ipc_fd)
+log_to_sink(log_sink_fn fn)
 {
-	ipcfd = ipc_fd;
+	sink = fn;
 	if (logfd >= 0) {
 		close(logfd);
 		logfd = -1;
@@ -69,7 +68,7 @@ log_set_role(const char *role)
 static void
 log_write_line(int level, const char *text, int pid, const char *role)
 {
-	char line[IPC_MAX_LOGMSG + 128];
+	char line[TW_LOG_MAX_TEXT + 128];
 	char stamp[32];
 	struct tm tm;
 	time_t now = time(NULL);
@@ -100,21 +99,15 @@ log_write_line(int level, const char *text, int pid, const char *role)
 void
 tw_log(int level, const char *fmt, ...)
 {
-	char text[IPC_MAX_LOGMSG];
+	char text[TW_LOG_MAX_TEXT];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 
-	if (ipcfd >= 0) {
-		struct ipc_msg *m, msgbuf;
-
-		m = &msgbuf;
-		ipc_init(m, IPC_LOG);
-		ipc_put_u32(m, (uint32_t)level);
-		ipc_put_str(m, text, strlen(text));
-		(void)ipc_send(ipcfd, m);
+	if (sink != NULL) {
+		sink(level, text);
 		return;
 	}
 	log_write_line(level, text, (int)getpid(), role_name);
@@ -123,10 +116,10 @@ tw_log(int level, const char *fmt, ...)
 void
 log_from_worker(int level, const char *text, int worker_pid)
 {
-	char clean[IPC_MAX_LOGMSG + 1];
+	char clean[TW_LOG_MAX_TEXT + 1];
 	size_t i;
 
-	for (i = 0; text[i] != '\0' && i < IPC_MAX_LOGMSG; i++) {
+	for (i = 0; text[i] != '\0' && i < TW_LOG_MAX_TEXT; i++) {
 		unsigned char c = (unsigned char)text[i];
 
 		clean[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;

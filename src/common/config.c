@@ -8,8 +8,8 @@
  * against it alone. Every error names where it came from (file and line,
  * or "-o") and which option, because the operator reads it at start-up.
  */
-#include "config.h"
-#include "util.h"
+#include "src/common/config.h"
+#include "src/common/util.h"
 
 #include <sys/stat.h>
 
@@ -32,7 +32,7 @@
 	_Static_assert((def) <= (mx) && (mx) <= 07777, #n ": default above max");
 #define CFG_STR(n, def, doc) \
 	_Static_assert(sizeof(def) <= CONFIG_MAX_STR, #n ": default too long");
-#include "config_table.h"
+#include "src/common/config_table.h"
 #undef CFG_BOOL
 #undef CFG_UINT
 #undef CFG_OCTAL
@@ -48,7 +48,7 @@ const struct cfg_desc cfg_table[] = {
 #define CFG_STR(n, def, doc) \
 	{ #n, CFG_T_STR, offsetof(struct tw_config, n), 0, (def), 0, \
 	  CONFIG_MAX_STR - 1, doc },
-#include "config_table.h"
+#include "src/common/config_table.h"
 #undef CFG_BOOL
 #undef CFG_UINT
 #undef CFG_OCTAL

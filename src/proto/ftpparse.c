@@ -6,8 +6,8 @@
  * what a sloppy client meant. PORT and EPRT addresses feed the anti-bounce
  * check (DESIGN.md invariant 5), where "close enough" is not good enough.
  */
-#include "ftpparse.h"
-#include "util.h"
+#include "src/proto/ftpparse.h"
+#include "src/common/util.h"
 
 #include <arpa/inet.h>
 #include <limits.h>

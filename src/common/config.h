@@ -15,7 +15,7 @@ struct tw_config {
 #define CFG_UINT(n, def, mn, mx, doc) unsigned int n;
 #define CFG_OCTAL(n, def, mx, doc) unsigned int n;
 #define CFG_STR(n, def, doc) char n[CONFIG_MAX_STR];
-#include "config_table.h"
+#include "src/common/config_table.h"
 #undef CFG_BOOL
 #undef CFG_UINT
 #undef CFG_OCTAL

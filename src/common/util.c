@@ -1,4 +1,4 @@
-#include "util.h"
+#include "src/common/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

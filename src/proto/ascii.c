@@ -6,7 +6,7 @@
  * found with memchr and copied with memcpy, so text costs about what a
  * copy costs.
  */
-#include "ascii.h"
+#include "src/proto/ascii.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /*
  * Logging. Root processes (listener, monitors) write lines to the log file
  * the listener opened, or to syslog. Sandboxed workers cannot open files:
- * their lines travel to the monitor as IPC_LOG messages, which the monitor
- * validates and writes.
+ * their lines go to a sink the role installs (IPC_LOG messages to the
+ * monitor, which validates and writes them). This layer knows no role.
  */
 #ifndef TW_LOG_H
 #define TW_LOG_H
@@ -13,8 +13,16 @@ enum tw_log_level { TW_LOG_ERR = 3, TW_LOG_WARN = 4, TW_LOG_INFO = 6, TW_LOG_DEB
 
 /* In the listener, before any fork: opens log_file or syslog. */
 void log_open(const struct tw_config *cfg);
-/* In a worker: from now on lines go over this IPC socket. */
-void log_to_ipc(int ipc_fd);
+/* The longest text of one line, before the stamp and role are added. */
+#define TW_LOG_MAX_TEXT 1024
+
+/*
+ * In a sandboxed process: from now on every line goes to sink (the worker
+ * sends it to its monitor over IPC, privsep/ipc.h), and the log file
+ * descriptor is closed.
+ */
+typedef void (*log_sink_fn)(int level, const char *text);
+void log_to_sink(log_sink_fn sink);
 /* The log file descriptor (-1 when syslog or none), to close in workers. */
 int log_fd(void);
 /* Sets the role name shown in each line ("listener", "monitor", ...). */

@@ -9,8 +9,8 @@
  * Month names come from our own table, not strftime, so a locale can
  * never change what clients have to parse.
  */
-#include "listing.h"
-#include "util.h"
+#include "src/proto/listing.h"
+#include "src/common/util.h"
 
 #include <stdarg.h>
 #include <stdint.h>

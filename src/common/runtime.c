@@ -1,0 +1,3 @@
+#include "src/common/runtime.h"
+
+struct tw_runtime tw_rt;

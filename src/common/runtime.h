@@ -1,0 +1,34 @@
+/*
+ * The runtime facts: what the listener resolves once at start (users,
+ * namespaces, nice values) and every process of the server inherits by
+ * fork. Written only by the listener before its first fork; read by all.
+ */
+#ifndef TW_RUNTIME_H
+#define TW_RUNTIME_H
+
+#include <sys/types.h>
+
+/* Facts resolved once by the listener at start, shared by every session. */
+struct tw_runtime {
+	uid_t nopriv_uid;
+	gid_t nopriv_gid;
+	/*
+	 * ftp_username, looked up once at start when anonymous_enable: an
+	 * anonymous login then needs no user database (and no NSS modules
+	 * loaded into every monitor).
+	 */
+	int have_ftp_user;
+	uid_t ftp_uid;
+	gid_t ftp_gid;
+	char ftp_home[4096];
+	/* isolate_network in effect: the shared empty namespace, else -1. */
+	int netns_fd;
+	/* isolate in effect (the kernel allows PID and IPC namespaces). */
+	int isolate;
+	/* The listener's nice value, and login_nice in effect (0: off). */
+	int base_nice;
+	int login_nice;
+};
+extern struct tw_runtime tw_rt;
+
+#endif
