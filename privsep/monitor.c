@@ -24,10 +24,11 @@
 
 #include "privsep/auth.h"
 #include "src/common/config.h"
-#include "src/proto/ftpparse.h"
+#include "privsep/datasock.h"
 #include "privsep/ipc.h"
 #include "src/common/log.h"
 #include "sandbox/sandbox.h"
+#include "src/common/sockaddr.h"
 #include "src/common/util.h"
 #include "src/worker.h"
 
@@ -426,13 +427,8 @@ monitor_handle_port20(struct ipc_msg *m)
 		return;
 	}
 	/* The destination is pinned to the control peer: no bounce. */
-	if (src.ss_family == AF_INET) {
-		((struct sockaddr_in *)&src)->sin_port = htons((uint16_t)mon.cfg->ftp_data_port);
-		((struct sockaddr_in *)&dst)->sin_port = htons((uint16_t)port);
-	} else {
-		((struct sockaddr_in6 *)&src)->sin6_port = htons((uint16_t)mon.cfg->ftp_data_port);
-		((struct sockaddr_in6 *)&dst)->sin6_port = htons((uint16_t)port);
-	}
+	sa_set_port(&src, mon.cfg->ftp_data_port);
+	sa_set_port(&dst, port);
 	errno = 0;
 	fd = socket(src.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
@@ -458,7 +454,7 @@ monitor_handle_pasv_listen(struct ipc_msg *m)
 		monitor_abort("malformed PASV_LISTEN request");
 	if (tw_rt.netns_fd < 0)
 		monitor_abort("PASV_LISTEN request without isolate_network");
-	monitor_reply_fd(data_pasv_socket(mon.cfg, &mon.local, &port));
+	monitor_reply_fd(datasock_pasv_listen(mon.cfg, &mon.local, &port));
 }
 
 static void
@@ -498,14 +494,14 @@ monitor_handle_port_connect(struct ipc_msg *m)
 		in6->sin6_port = htons((uint16_t)port);
 	}
 	/* The worker checked it too; a compromised worker gets no bounce. */
-	if (!mon.cfg->port_promiscuous && (port < 1024 || !ftp_same_host(&dst, &mon.peer))) {
+	if (!mon.cfg->port_promiscuous && (port < 1024 || !sa_same_host(&dst, &mon.peer))) {
 		tw_log(TW_LOG_WARN, "refused a PORT_CONNECT to a foreign address from the worker of %s",
 		       mon.peer_ip);
 		monitor_reply_u32(IPC_FD_RESULT, EPERM, -1);
 		return;
 	}
 	errno = 0;
-	monitor_reply_fd(data_connect_socket(&dst, &mon.local, mon.cfg->connect_timeout));
+	monitor_reply_fd(datasock_connect(&dst, &mon.local, mon.cfg->connect_timeout));
 }
 
 /* --- The loop --- */

@@ -24,9 +24,11 @@
 #include "src/proto/ascii.h"
 #include "src/common/config.h"
 #include "src/proto/ftpparse.h"
+#include "privsep/datasock.h"
 #include "privsep/ipc.h"
 #include "src/proto/listing.h"
 #include "src/common/runtime.h"
+#include "src/common/sockaddr.h"
 #include "src/common/util.h"
 #include "src/worker.h"
 
@@ -54,139 +56,6 @@ data_close_pasv(struct session *s)
 	}
 }
 
-static unsigned
-pick_random(unsigned n)
-{
-	static unsigned long long state;
-
-	if (state == 0)
-		state = ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid() ^
-			0x9e3779b97f4a7c15ULL;
-	state ^= state << 13;
-	state ^= state >> 7;
-	state ^= state << 17;
-	return (unsigned)(state % n);
-}
-
-static void
-set_port(struct sockaddr_storage *ss, unsigned port)
-{
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
-}
-
-static socklen_t
-sockaddr_len(const struct sockaddr_storage *ss)
-{
-	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
-					: sizeof(struct sockaddr_in6);
-}
-
-/*
- * A listening socket on local's address with a port from the pasv range.
- * Used by the worker, and by the monitor for an isolated worker.
- */
-int
-data_pasv_socket(const struct tw_config *c, const struct sockaddr_storage *local,
-		 unsigned *port_out)
-{
-	struct sockaddr_storage addr = *local;
-	unsigned lo = c->pasv_min_port, hi = c->pasv_max_port, span, start, i;
-	int fd = -1;
-
-	if (lo == 0 || hi == 0 || lo > hi) {
-		lo = 0;
-		hi = 0;
-	}
-	span = hi - lo + 1;
-	start = lo == 0 ? 0 : pick_random(span);
-	for (i = 0; i < span; i++) {
-		unsigned port = lo == 0 ? 0 : lo + (start + i) % span;
-		int one = 1;
-
-		fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0)
-			return -1;
-		/*
-		 * Every finished transfer leaves its port in TIME_WAIT for a
-		 * minute; without this a busy client exhausts a small pasv
-		 * port range. It also lets two sessions bind the same port
-		 * until one listens: the other's listen() then fails with
-		 * EADDRINUSE, and it takes the next port, on a new socket.
-		 */
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		set_port(&addr, port);
-		if (bind(fd, (struct sockaddr *)&addr, sockaddr_len(&addr)) == 0 &&
-		    listen(fd, 1) == 0)
-			break;
-		if (errno != EADDRINUSE) {
-			close(fd);
-			return -1;
-		}
-		close(fd);
-		fd = -1;
-	}
-	if (fd < 0)
-		return -1;
-	{
-		socklen_t len = sizeof(addr);
-
-		if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
-			close(fd);
-			return -1;
-		}
-	}
-	*port_out = ftp_sockaddr_port(&addr);
-	return fd;
-}
-
-static int
-wait_fd(int fd, short events, unsigned timeout_s)
-{
-	struct pollfd p = { fd, events, 0 };
-	int rc;
-
-	do {
-		rc = poll(&p, 1, timeout_s == 0 ? -1 : (int)timeout_s * 1000);
-	} while (rc < 0 && errno == EINTR);
-	return rc;
-}
-
-/*
- * A non-blocking TCP connection to dst, leaving from local's address.
- * Used by the worker, and by the monitor for an isolated worker.
- */
-int
-data_connect_socket(const struct sockaddr_storage *dst, const struct sockaddr_storage *local,
-		    unsigned timeout_s)
-{
-	struct sockaddr_storage src = *local;
-	int fd, soerr = 0;
-	socklen_t len = sizeof(soerr);
-
-	fd = socket(dst->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
-	/* Leave from the address the client talks to, when families match. */
-	if (src.ss_family == dst->ss_family) {
-		set_port(&src, 0);
-		(void)bind(fd, (struct sockaddr *)&src, sockaddr_len(&src));
-	}
-	if (connect(fd, (const struct sockaddr *)dst, sockaddr_len(dst)) != 0 &&
-	    errno != EINPROGRESS) {
-		close(fd);
-		return -1;
-	}
-	if (wait_fd(fd, POLLOUT, timeout_s) <= 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* Asks the monitor for a socket (isolate_network, port 20). */
 static int
 socket_via_monitor(struct session *s, enum ipc_type type)
@@ -210,7 +79,7 @@ socket_via_monitor(struct session *s, enum ipc_type type)
 				    (uint32_t)raw[i + 2] << 8 | raw[i + 3]);
 	}
 	if (type != IPC_PASV_LISTEN)
-		ipc_put_u32(&m, ftp_sockaddr_port(&s->port_addr));
+		ipc_put_u32(&m, sa_port(&s->port_addr));
 	if (ipc_send(s->ipc_fd, &m) != 0 || ipc_recv(s->ipc_fd, &m) != 0 ||
 	    m.type != IPC_FD_RESULT || ipc_get_u32(&m, &err) != 0 || ipc_get_end(&m) != 0 ||
 	    ipc_check_fd_result(&m, err) != 0)
@@ -230,7 +99,7 @@ connect_port(struct session *s)
 		return socket_via_monitor(s, IPC_PORT20_CONNECT);
 	if (tw_rt.netns_fd >= 0)
 		return socket_via_monitor(s, IPC_PORT_CONNECT);
-	return data_connect_socket(&s->port_addr, &s->local, s->cfg->connect_timeout);
+	return datasock_connect(&s->port_addr, &s->local, s->cfg->connect_timeout);
 }
 
 static int
@@ -241,7 +110,7 @@ pasv_listen(struct session *s, unsigned *port_out)
 	int fd;
 
 	if (tw_rt.netns_fd < 0)
-		return data_pasv_socket(s->cfg, &s->local, port_out);
+		return datasock_pasv_listen(s->cfg, &s->local, port_out);
 	fd = socket_via_monitor(s, IPC_PASV_LISTEN);
 	if (fd < 0)
 		return -1;
@@ -250,7 +119,7 @@ pasv_listen(struct session *s, unsigned *port_out)
 		return -1;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	*port_out = ftp_sockaddr_port(&addr);
+	*port_out = sa_port(&addr);
 	return fd;
 }
 
@@ -336,7 +205,7 @@ data_cmd_port(struct session *s, int extended, const char *arg)
 	}
 	/* No FTP bounce: only the client itself, and not its system ports. */
 	if (!s->cfg->port_promiscuous &&
-	    (!ftp_same_host(&addr, &s->peer) || ftp_sockaddr_port(&addr) < 1024)) {
+	    (!sa_same_host(&addr, &s->peer) || sa_port(&addr) < 1024)) {
 		worker_log(s, "refused %s to a foreign address or port", extended ? "EPRT" : "PORT");
 		ctrl_reply(&s->ctrl, 500, "Illegal %s command.", extended ? "EPRT" : "PORT");
 		return;
@@ -357,7 +226,7 @@ accept_pasv(struct session *s)
 	socklen_t len = sizeof(peer);
 	int fd;
 
-	if (wait_fd(s->pasv_fd, POLLIN, s->cfg->accept_timeout) <= 0) {
+	if (datasock_wait(s->pasv_fd, POLLIN, s->cfg->accept_timeout) <= 0) {
 		data_close_pasv(s);
 		ctrl_reply(&s->ctrl, 425, "Failed to establish connection.");
 		return -1;
@@ -369,7 +238,7 @@ accept_pasv(struct session *s)
 		return -1;
 	}
 	/* Only the control connection's client may connect (no data theft). */
-	if (!s->cfg->pasv_promiscuous && !ftp_same_host(&peer, &s->peer)) {
+	if (!s->cfg->pasv_promiscuous && !sa_same_host(&peer, &s->peer)) {
 		close(fd);
 		worker_log(s, "refused a passive data connection from a foreign address");
 		ctrl_reply(&s->ctrl, 425, "Security: Bad IP connecting.");

@@ -126,12 +126,6 @@ void data_cmd_list(struct session *s, const char *arg, int mode);
 
 enum list_mode { LISTMODE_LIST, LISTMODE_NLST, LISTMODE_MLSD };
 
-/* Socket helpers shared with the monitor (isolate_network). */
-int data_pasv_socket(const struct tw_config *c, const struct sockaddr_storage *local,
-		     unsigned *port_out);
-int data_connect_socket(const struct sockaddr_storage *dst,
-			const struct sockaddr_storage *local, unsigned timeout_s);
-
 /*
  * testhooks.c: SITE TWTEST (test builds only). Returns 1 when it handled
  * the command, 0 when hooks are compiled out.

@@ -177,65 +177,6 @@ ftp_format_pasv(char *buf, size_t cap, const struct in_addr *addr, unsigned port
 	    port >> 8, port & 0xff);
 }
 
-/*
- * Reduces an address to the bytes that name the host: 4 for IPv4 and for
- * IPv4-mapped IPv6 (a dual-stack socket reports IPv4 peers that way), 16
- * for other IPv6. Returns the length, or 0 for other families.
- */
-static size_t
-host_bytes(const struct sockaddr_storage *sa, const unsigned char **bytes)
-{
-	const struct sockaddr_in *sin;
-	const struct sockaddr_in6 *sin6;
-
-	switch (sa->ss_family) {
-	case AF_INET:
-		sin = (const struct sockaddr_in *)sa;
-		*bytes = (const unsigned char *)&sin->sin_addr;
-		return 4;
-	case AF_INET6:
-		sin6 = (const struct sockaddr_in6 *)sa;
-		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
-			*bytes = sin6->sin6_addr.s6_addr + 12;
-			return 4;
-		}
-		*bytes = sin6->sin6_addr.s6_addr;
-		return 16;
-	default:
-		return 0;
-	}
-}
-
-/*
- * The IPv6 scope id is ignored: EPRT cannot carry one, so a client on a
- * link-local control connection must still be able to name itself.
- */
-int
-ftp_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	const unsigned char *ab = NULL, *bb = NULL;
-	size_t alen, blen;
-
-	alen = host_bytes(a, &ab);
-	blen = host_bytes(b, &bb);
-	if (alen == 0 || alen != blen)
-		return 0;
-	return memcmp(ab, bb, alen) == 0;
-}
-
-unsigned
-ftp_sockaddr_port(const struct sockaddr_storage *sa)
-{
-	switch (sa->ss_family) {
-	case AF_INET:
-		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
-	case AF_INET6:
-		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-	default:
-		return 0;
-	}
-}
-
 int
 ftp_quote_257(const char *path, char *out, size_t cap)
 {

@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
+#include "src/common/sockaddr.h"
+
 /*
  * PORT h1,h2,h3,h4,p1,p2 (RFC 959). Each number 0..255 decimal, at most 3
  * digits, exactly six of them, no spaces inside. Fills an AF_INET address.
@@ -37,15 +39,6 @@ int ftp_parse_epsv(const char *arg, enum ftp_epsv_kind *kind, int *proto);
  * address and port (host order). Returns length or -1.
  */
 int ftp_format_pasv(char *buf, size_t cap, const struct in_addr *addr, unsigned port);
-
-/*
- * Whether two socket addresses have the same IP address (ignoring port).
- * An IPv4-mapped IPv6 address equals its IPv4 form.
- */
-int ftp_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
-
-/* Port of an AF_INET or AF_INET6 address, host order (0 for others). */
-unsigned ftp_sockaddr_port(const struct sockaddr_storage *sa);
 
 /*
  * Doubles every '"' in path, as RFC 959 asks for the 257 reply.

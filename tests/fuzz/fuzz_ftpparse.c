@@ -46,11 +46,11 @@ xmalloc(size_t n)
 static void
 check_addr(const struct sockaddr_storage *ss)
 {
-	unsigned port = ftp_sockaddr_port(ss);
+	unsigned port = sa_port(ss);
 
 	check(ss->ss_family == AF_INET || ss->ss_family == AF_INET6);
 	check(port >= 1 && port <= 65535);
-	check(ftp_same_host(ss, ss));
+	check(sa_same_host(ss, ss));
 }
 
 static void
@@ -65,7 +65,7 @@ fuzz_port(const char *s)
 	check(ss.ss_family == AF_INET);
 	check_addr(&ss);
 	check(ftp_format_pasv(buf, sizeof(buf), &sin->sin_addr,
-	    ftp_sockaddr_port(&ss)) > 0);
+	    sa_port(&ss)) > 0);
 	check(ftp_parse_port(buf, &again) == 0);
 	check(memcmp(&ss, &again, sizeof(struct sockaddr_in)) == 0);
 }

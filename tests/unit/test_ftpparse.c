@@ -24,7 +24,7 @@ port_ok(const char *arg, const char *want_ip, unsigned want_port)
 	if (ss.ss_family != AF_INET)
 		return 0;
 	inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-	return strcmp(ip, want_ip) == 0 && ftp_sockaddr_port(&ss) == want_port;
+	return strcmp(ip, want_ip) == 0 && sa_port(&ss) == want_port;
 }
 
 static int
@@ -82,7 +82,7 @@ eprt_v4(const char *arg, const char *want_ip, unsigned want_port)
 	if (ftp_parse_eprt(arg, &ss) != 0 || ss.ss_family != AF_INET)
 		return 0;
 	inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-	return strcmp(ip, want_ip) == 0 && ftp_sockaddr_port(&ss) == want_port;
+	return strcmp(ip, want_ip) == 0 && sa_port(&ss) == want_port;
 }
 
 static int
@@ -96,7 +96,7 @@ eprt_v6(const char *arg, const char *want_ip, unsigned want_port)
 	if (ftp_parse_eprt(arg, &ss) != 0 || ss.ss_family != AF_INET6)
 		return 0;
 	inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
-	return strcmp(ip, want_ip) == 0 && ftp_sockaddr_port(&ss) == want_port &&
+	return strcmp(ip, want_ip) == 0 && sa_port(&ss) == want_port &&
 	    sin6->sin6_scope_id == 0 && sin6->sin6_flowinfo == 0;
 }
 
@@ -234,38 +234,38 @@ test_same_host(void)
 
 	set4(&a, "10.1.2.3", 21);
 	set4(&b, "10.1.2.3", 40000);
-	CHECK(ftp_same_host(&a, &b));
+	CHECK(sa_same_host(&a, &b));
 	set4(&b, "10.1.2.4", 21);
-	CHECK(!ftp_same_host(&a, &b));
+	CHECK(!sa_same_host(&a, &b));
 	set6(&b, "::ffff:10.1.2.3", 21, 0);
-	CHECK(ftp_same_host(&a, &b));
-	CHECK(ftp_same_host(&b, &a));
+	CHECK(sa_same_host(&a, &b));
+	CHECK(sa_same_host(&b, &a));
 	set6(&b, "::ffff:10.1.2.4", 21, 0);
-	CHECK(!ftp_same_host(&a, &b));
+	CHECK(!sa_same_host(&a, &b));
 	set6(&b, "::10.1.2.3", 21, 0);		/* v4-compatible is not mapped */
-	CHECK(!ftp_same_host(&a, &b));
+	CHECK(!sa_same_host(&a, &b));
 	set6(&a, "2001:db8::1", 21, 0);
 	set6(&b, "2001:db8::1", 1234, 0);
-	CHECK(ftp_same_host(&a, &b));
+	CHECK(sa_same_host(&a, &b));
 	set6(&b, "2001:db8::2", 21, 0);
-	CHECK(!ftp_same_host(&a, &b));
+	CHECK(!sa_same_host(&a, &b));
 	set6(&a, "fe80::1", 21, 2);
 	set6(&b, "fe80::1", 21, 0);
-	CHECK(ftp_same_host(&a, &b));
+	CHECK(sa_same_host(&a, &b));
 	set6(&a, "::ffff:1.2.3.4", 21, 0);
 	set6(&b, "::ffff:1.2.3.4", 22, 0);
-	CHECK(ftp_same_host(&a, &b));
+	CHECK(sa_same_host(&a, &b));
 	set4(&a, "0.0.0.0", 0);
 	set6(&b, "::", 0, 0);
-	CHECK(!ftp_same_host(&a, &b));
+	CHECK(!sa_same_host(&a, &b));
 	memset(&a, 0, sizeof(a));
 	a.ss_family = AF_UNIX;
-	CHECK(!ftp_same_host(&a, &a));
-	CHECK_INT(ftp_sockaddr_port(&a), 0);
+	CHECK(!sa_same_host(&a, &a));
+	CHECK_INT(sa_port(&a), 0);
 	set4(&a, "1.2.3.4", 65535);
-	CHECK_INT(ftp_sockaddr_port(&a), 65535);
+	CHECK_INT(sa_port(&a), 65535);
 	set6(&a, "::1", 2121, 0);
-	CHECK_INT(ftp_sockaddr_port(&a), 2121);
+	CHECK_INT(sa_port(&a), 2121);
 }
 
 static void
