@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/common/reply.h"
 #include "src/common/util.h"
 #include "src/worker.h"
 
@@ -63,23 +64,9 @@ ctrl_write(struct ctrl *c, const char *buf, size_t len)
 static void __attribute__((format(printf, 4, 0)))
 ctrl_vreply(struct ctrl *c, int code, char sep, const char *fmt, va_list ap)
 {
-	char line[CTRL_MAX_LINE + 16];
-	int n, m;
+	char line[REPLY_MAX_LINE];
 
-	n = code > 0 ? snprintf(line, sizeof(line), "%03d%c", code, sep) : 0;
-	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 2, fmt, ap);
-	if (m < 0)
-		m = 0;
-	if ((size_t)m >= sizeof(line) - (size_t)n - 2)
-		m = (int)(sizeof(line) - (size_t)n - 3);
-	n += m;
-	/* A reply never carries a bare CR or LF from a file name. */
-	for (m = 0; m < n; m++)
-		if (line[m] == '\r' || line[m] == '\n')
-			line[m] = '?';
-	line[n++] = '\r';
-	line[n++] = '\n';
-	ctrl_write(c, line, (size_t)n);
+	ctrl_write(c, line, reply_vformat(line, sizeof(line), code, sep, fmt, ap));
 }
 
 void
