@@ -6,6 +6,7 @@
  * legal in which state. Anything else ends the session.
  */
 #include "privsep/monitor.h"
+#include "src/session.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -26,6 +26,7 @@
 #include "privsep/ipc.h"
 #include "src/common/log.h"
 #include "privsep/monitor.h"
+#include "src/session.h"
 #include "sandbox/sandbox.h"
 #include "tw_build.h"
 #include "src/common/util.h"

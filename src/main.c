@@ -20,6 +20,7 @@
 #include "src/listener.h"
 #include "src/common/log.h"
 #include "privsep/monitor.h"
+#include "src/session.h"
 #include "sandbox/sandbox.h"
 #include "src/common/util.h"
 
