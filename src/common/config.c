@@ -617,20 +617,89 @@ config_print(const struct tw_config *c, FILE *out)
 }
 
 /*
- * Writes s as roff text. A backslash is roff's escape character, and a
- * '.' or '\'' at the start of a line would be read as a request.
+ * Roff source lines of the generated section stay shorter than this, so
+ * that the page reads and diffs in an 80-column terminal; tests/check_man.sh
+ * fails on a longer one.
+ */
+#define MAN_SOURCE_COLUMNS 80
+
+/* A backslash is roff's escape character; it is written as "\e". */
+#define MAN_ESCAPED_BACKSLASH "\\e"
+
+/*
+ * A '.' or '\'' at the start of a line would be read as a request; a
+ * zero-width character in front makes it text.
+ */
+#define MAN_REQUEST_GUARD "\\&"
+
+static int
+man_needs_guard(const char *s, int at_line_start)
+{
+	return at_line_start && (*s == '.' || *s == '\'');
+}
+
+/* Columns the first len bytes of s take once man_text has escaped them. */
+static size_t
+man_text_width(const char *s, size_t len, int at_line_start)
+{
+	size_t i, w = len;
+
+	if (len > 0 && man_needs_guard(s, at_line_start))
+		w += strlen(MAN_REQUEST_GUARD);
+	for (i = 0; i < len; i++)
+		if (s[i] == '\\')
+			w += strlen(MAN_ESCAPED_BACKSLASH) - 1;
+	return w;
+}
+
+/* Writes the first len bytes of s as roff text. */
+static void
+man_text(FILE *out, const char *s, size_t len, int at_line_start)
+{
+	size_t i;
+
+	if (len > 0 && man_needs_guard(s, at_line_start))
+		fputs(MAN_REQUEST_GUARD, out);
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\\')
+			fputs(MAN_ESCAPED_BACKSLASH, out);
+		else
+			fputc(s[i], out);
+	}
+}
+
+/*
+ * Writes s as filled roff text, broken between words into source lines
+ * shorter than MAN_SOURCE_COLUMNS. Filling joins them again on output,
+ * so where the breaks fall changes only the source. A word too long for
+ * a line of its own stands alone on its line.
  */
 static void
-man_text(FILE *out, const char *s, int at_line_start)
+man_wrapped_text(FILE *out, const char *s)
 {
-	if (at_line_start && (*s == '.' || *s == '\''))
-		fputs("\\&", out);
-	for (; *s != '\0'; s++) {
-		if (*s == '\\')
-			fputs("\\e", out);
-		else
-			fputc(*s, out);
+	size_t col = 0, len, w;
+
+	for (;;) {
+		while (*s == ' ')
+			s++;
+		if (*s == '\0')
+			break;
+		len = strcspn(s, " ");
+		w = man_text_width(s, len, col == 0);
+		if (col > 0 && col + 1 + w >= MAN_SOURCE_COLUMNS) {
+			fputc('\n', out);
+			col = 0;
+			w = man_text_width(s, len, 1);
+		}
+		if (col > 0) {
+			fputc(' ', out);
+			col++;
+		}
+		man_text(out, s, len, col == 0);
+		col += w;
+		s += len;
 	}
+	fputc('\n', out);
 }
 
 static void
@@ -653,7 +722,7 @@ man_default(FILE *out, const struct cfg_desc *d)
 			fputs("Default: (none)\n", out);
 		} else {
 			fputs("Default: \\fB", out);
-			man_text(out, d->def_str, 0);
+			man_text(out, d->def_str, strlen(d->def_str), 0);
 			fputs("\\fR\n", out);
 		}
 		break;
@@ -669,10 +738,10 @@ config_print_man(FILE *out)
 		const struct cfg_desc *d = &cfg_table[i];
 
 		fputs(".TP\n.B ", out);
-		man_text(out, d->name, 0);
+		man_text(out, d->name, strlen(d->name), 0);
 		fputs("\n", out);
-		man_text(out, d->doc, 1);
-		fputs("\n.IP\n", out);
+		man_wrapped_text(out, d->doc);
+		fputs(".IP\n", out);
 		man_default(out, d);
 	}
 }

@@ -661,6 +661,11 @@ test_print_man(void)
 		CHECK(p[1] == 'f' || p[1] == 'e' || p[1] == '&');
 	for (line = strtok_r(buf, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
+		/* The page's source reads in an 80-column terminal. */
+		if (strlen(line) >= 80)
+			fprintf(stderr, "man line of %zu columns: %s\n",
+			    strlen(line), line);
+		CHECK(strlen(line) < 80);
 		if (line[0] == '.' || line[0] == '\'') {
 			/* Only the requests config_print_man means to write. */
 			CHECK(strcmp(line, ".TP") == 0 || strcmp(line, ".IP") == 0 ||
