@@ -593,7 +593,20 @@ config_check(const struct tw_config *c, char *err, size_t errlen)
 	return 0;
 }
 
-void
+/*
+ * The output is what -t and the man page test rely on: a short write
+ * (a full disk, a closed pipe) must show, so one check at the end, after
+ * the flush, stands for every fprintf (stdio keeps the error sticky).
+ */
+static int
+finish_output(FILE *out)
+{
+	if (fflush(out) != 0 || ferror(out))
+		return -1;
+	return 0;
+}
+
+int
 config_print(const struct tw_config *c, FILE *out)
 {
 	size_t i;
@@ -620,6 +633,7 @@ config_print(const struct tw_config *c, FILE *out)
 			break;
 		}
 	}
+	return finish_output(out);
 }
 
 /*
@@ -735,7 +749,7 @@ man_default(FILE *out, const struct cfg_desc *d)
 	}
 }
 
-void
+int
 config_print_man(FILE *out)
 {
 	size_t i;
@@ -750,4 +764,5 @@ config_print_man(FILE *out)
 		fputs(".IP\n", out);
 		man_default(out, d);
 	}
+	return finish_output(out);
 }
