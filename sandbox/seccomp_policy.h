@@ -13,9 +13,9 @@
  * Filters stack: a child inherits its parent's filter and adds its own,
  * and the strictest answer wins. So a role that forks another must allow
  * everything its child does before the child installs its own policy:
- * listener >= monitor >= post-login worker. The pre-login worker that
- * stays alive as the TLS relay keeps the pre-login filter, so the
- * pre-login policy allows what the TLS handshake needs (getrandom).
+ * listener >= monitor >= post-login worker. FTPS is not built yet; when
+ * it is, the pre-login worker that stays alive as the TLS relay keeps the
+ * pre-login filter, so that filter must allow what the handshake needs.
  *
  * Names are libseccomp's (SCMP_SYS), so the tables build on every
  * architecture; a name that does not exist on the build's architecture
@@ -141,8 +141,8 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(getrlimit), SC_ALLOW, 0 },
 	{ SCMP_SYS(ugetrlimit), SC_ALLOW, 0 },
 	{ SCMP_SYS(prlimit64), SC_RLIMIT_GET, 0 },	/* getrlimit(), sysconf() */
-	/* The TLS handshake (OpenSSL's RNG) and glibc's malloc seed. The
-	 * relay keeps this filter, so it is here and not only there. */
+	/* glibc's malloc seed. (The TLS handshake of FTPS, not built yet,
+	 * will need it in this filter too: the relay will keep it.) */
 	{ SCMP_SYS(getrandom), SC_ALLOW, 0 },
 
 	{ SCMP_SYS(exit), SC_ALLOW, 0 },
@@ -237,7 +237,8 @@ static const struct sc_rule g_worker_net[] = {
  * pam_exec and other modules that run programs cannot work under it.
  */
 static const struct sc_rule g_root_base[] = {
-	/* Files: config, log file, PAM and NSS databases, chown_uploads. */
+	/* Files: PAM and NSS databases, chroot_list_file and userlist_file
+	 * at login. (The config and log_file are opened before any filter.) */
 	{ SCMP_SYS(read), SC_ALLOW, 0 },
 	{ SCMP_SYS(write), SC_ALLOW, 0 },
 	{ SCMP_SYS(readv), SC_ALLOW, 0 },
@@ -273,11 +274,11 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(umask), SC_ALLOW, 0 },
 	{ SCMP_SYS(mkdir), SC_ALLOW, 0 },
 	{ SCMP_SYS(mkdirat), SC_ALLOW, 0 },
-	{ SCMP_SYS(unlink), SC_ALLOW, 0 },	/* stale pid file, lock files */
+	{ SCMP_SYS(unlink), SC_ALLOW, 0 },	/* no caller of ours: no pid file is built */
 	{ SCMP_SYS(unlinkat), SC_ALLOW, 0 },
 	{ SCMP_SYS(rename), SC_ALLOW, 0 },
 	{ SCMP_SYS(renameat), SC_ALLOW, 0 },
-	{ SCMP_SYS(chown), SC_ALLOW, 0 },	/* chown_uploads */
+	{ SCMP_SYS(chown), SC_ALLOW, 0 },	/* chown_uploads, not built yet */
 	{ SCMP_SYS(fchown), SC_ALLOW, 0 },
 	{ SCMP_SYS(fchownat), SC_ALLOW, 0 },
 	{ SCMP_SYS(lchown), SC_ALLOW, 0 },
@@ -300,7 +301,7 @@ static const struct sc_rule g_root_base[] = {
 
 	/* Sockets: IPC pairs, fd hand-off, syslog and nscd (AF_UNIX), the
 	 * audit netlink socket of libpam, port-20 and isolate_network data
-	 * sockets, listen sockets on reload, DNS for PAM's rhost. */
+	 * sockets, DNS for PAM's rhost. */
 	{ SCMP_SYS(socket), SC_SOCK_ROOT, 0 },
 	{ SCMP_SYS(socketpair), SC_ALLOW, 0 },
 	{ SCMP_SYS(bind), SC_ALLOW, 0 },
@@ -550,8 +551,9 @@ static const struct sc_policy sc_policies[] = {
 		SC_GROUP(g_worker_trim),
 		SC_GROUP(g_probes),
 	} },
-	/* The pre-login worker that stays as the TLS endpoint: its filter
-	 * stacks on the pre-login one, so it can only narrow it. */
+	/* Not built yet (FTPS): no code installs this policy today. For
+	 * the pre-login worker that will stay as the TLS endpoint; its
+	 * filter stacks on the pre-login one, so it can only narrow it. */
 	[ROLE_TLS_RELAY] = { "tls-relay", {
 		SC_GROUP(g_worker_base),
 		SC_SANITIZER

@@ -120,25 +120,31 @@ static const char *const vsftpd_options[] = {
 /* How much of a hostile name or value an error message repeats. */
 #define MSG_QUOTE_MAX 64
 
+/*
+ * Writes "ORIGIN:LINE: message" (or "ORIGIN: message" for line 0) into
+ * err, cut to errlen; a NULL origin writes the message alone, for the
+ * cross-option checks, which belong to no line (the caller names the
+ * file). Returns -1, so that a failing check can return its call. A cut
+ * message is still a message: snprintf's count is not needed.
+ */
 static int __attribute__((format(printf, 5, 6)))
 cfg_error(char *err, size_t errlen, const char *origin, unsigned line,
 	  const char *fmt, ...)
 {
 	va_list ap;
-	size_t n;
-	int r;
+	size_t n = 0;
+	int r = 0;
 
 	if (err == NULL || errlen == 0)
 		return -1;
-	if (line > 0)
+	if (origin != NULL && line > 0)
 		r = snprintf(err, errlen, "%s:%u: ", origin, line);
-	else
+	else if (origin != NULL)
 		r = snprintf(err, errlen, "%s: ", origin);
-	if (r < 0)
-		r = 0;
-	n = (size_t)r < errlen ? (size_t)r : errlen - 1;
+	if (r > 0)
+		n = (size_t)r < errlen ? (size_t)r : errlen - 1;
 	va_start(ap, fmt);
-	vsnprintf(err + n, errlen - n, fmt, ap);
+	(void)vsnprintf(err + n, errlen - n, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -148,20 +154,6 @@ cfg_error(char *err, size_t errlen, const char *origin, unsigned line,
  * control and non-ASCII bytes replaced: the message goes to a terminal
  * or a log, and the config line may be anything.
  */
-/* Cross-option errors belong to no line; the caller names the file. */
-static int __attribute__((format(printf, 3, 4)))
-check_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static void
 quote_for_msg(char *dst, size_t dstsz, const char *s)
 {
@@ -244,6 +236,14 @@ parse_bool(const char *s, int *out)
 	return -1;
 }
 
+#define DECIMAL_DIGITS "0123456789"
+#define OCTAL_DIGITS "01234567"
+/*
+ * Fits "between 4294967295 and 4294967295", the longest range an error
+ * names, so formatting it cannot truncate.
+ */
+#define NUMBER_RANGE_MAX 64
+
 static int
 all_digits(const char *s, const char *digits)
 {
@@ -252,18 +252,23 @@ all_digits(const char *s, const char *digits)
 	return s[strspn(s, digits)] == '\0';
 }
 
-/* Octal digits only ("077", "0022", "77"); -1 past max, without overflow. */
+/*
+ * s holds digits of base only ("077", "0022" and "77" are one octal
+ * value); -1 past max, which no table entry puts above 32 bits, so the
+ * sum cannot overflow.
+ */
 static int
-parse_octal(const char *s, unsigned long long max, unsigned int *out)
+parse_digits(const char *s, unsigned base, unsigned long long max,
+	     unsigned long long *out)
 {
 	unsigned long long v = 0;
 
 	for (; *s != '\0'; s++) {
-		v = v * 8 + (unsigned)(*s - '0');
+		v = v * base + (unsigned)(*s - '0');
 		if (v > max)
 			return -1;
 	}
-	*out = (unsigned int)v;
+	*out = v;
 	return 0;
 }
 
@@ -282,10 +287,10 @@ cfg_set(struct tw_config *c, const struct cfg_desc *d, const char *value,
 	const char *origin, unsigned line, char *err, size_t errlen)
 {
 	char *field = (char *)c + d->offset;
-	char qv[MSG_QUOTE_MAX + 8];
+	char qv[MSG_QUOTE_MAX + 8], range[NUMBER_RANGE_MAX];
 	unsigned long long num;
 	size_t len;
-	int b;
+	int b, octal;
 
 	quote_for_msg(qv, sizeof(qv), value);
 	switch (d->type) {
@@ -297,25 +302,26 @@ cfg_set(struct tw_config *c, const struct cfg_desc *d, const char *value,
 		*(int *)(void *)field = b;
 		return 0;
 	case CFG_T_UINT:
-		if (!all_digits(value, "0123456789"))
-			return cfg_error(err, errlen, origin, line,
-			    "option '%s': expected a decimal number, not '%s'",
-			    d->name, qv);
-		if (tw_parse_uint(value, d->min, d->max, &num) == -1)
-			return cfg_error(err, errlen, origin, line,
-			    "option '%s': must be between %llu and %llu, not '%s'",
-			    d->name, d->min, d->max, qv);
-		*(unsigned int *)(void *)field = (unsigned int)num;
-		return 0;
 	case CFG_T_OCTAL:
-		if (!all_digits(value, "01234567"))
+		octal = d->type == CFG_T_OCTAL;
+		if (!all_digits(value, octal ? OCTAL_DIGITS : DECIMAL_DIGITS))
 			return cfg_error(err, errlen, origin, line,
-			    "option '%s': expected an octal number such as 022, not '%s'",
-			    d->name, qv);
-		if (parse_octal(value, d->max, (unsigned int *)(void *)field) == -1)
+			    "option '%s': expected %s, not '%s'", d->name,
+			    octal ? "an octal number such as 022" :
+			    "a decimal number", qv);
+		if (parse_digits(value, octal ? 8 : 10, d->max, &num) == -1 ||
+		    num < d->min) {
+			if (octal)
+				(void)tw_snprintf(range, sizeof(range),
+				    "at most 0%03llo", d->max);
+			else
+				(void)tw_snprintf(range, sizeof(range),
+				    "between %llu and %llu", d->min, d->max);
 			return cfg_error(err, errlen, origin, line,
-			    "option '%s': must be at most 0%03llo, not '%s'",
-			    d->name, d->max, qv);
+			    "option '%s': must be %s, not '%s'", d->name, range,
+			    qv);
+		}
+		*(unsigned int *)(void *)field = (unsigned int)num;
 		return 0;
 	case CFG_T_STR:
 		len = strlen(value);
@@ -465,29 +471,28 @@ read_config_line(FILE *f, char *buf, size_t bufsz, const char *path,
 int
 config_load_file(struct tw_config *c, const char *path, char *err, size_t errlen)
 {
+	const char *why;
 	char *buf;
 	struct stat st;
 	unsigned lineno = 0;
-	FILE *f;
+	FILE *f = NULL;
 	int fd, r;
 
 	/* O_NONBLOCK: a FIFO given as the config must not hang the start. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd == -1)
 		return cfg_error(err, errlen, path, 0, "%s", strerror(errno));
-	if (fstat(fd, &st) == -1) {
-		r = errno;
-		close(fd);
-		return cfg_error(err, errlen, path, 0, "%s", strerror(r));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return cfg_error(err, errlen, path, 0, "not a regular file");
-	}
-	if ((f = fdopen(fd, "r")) == NULL) {
-		r = errno;
-		close(fd);
-		return cfg_error(err, errlen, path, 0, "%s", strerror(r));
+	why = NULL;
+	if (fstat(fd, &st) == -1)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if ((f = fdopen(fd, "r")) == NULL)
+		why = strerror(errno);
+	if (why != NULL) {
+		/* Read-only: closing it cannot lose anything. */
+		(void)close(fd);
+		return cfg_error(err, errlen, path, 0, "%s", why);
 	}
 	if ((buf = malloc(CONFIG_MAX_LINE + 1)) == NULL)
 		die("%s: out of memory", __func__);
@@ -504,7 +509,8 @@ config_load_file(struct tw_config *c, const char *path, char *err, size_t errlen
 			break;
 	}
 	free(buf);
-	fclose(f);
+	/* Read-only: every byte was already read, or the error said why. */
+	(void)fclose(f);
 	return r == -1 ? -1 : 0;
 }
 
@@ -517,7 +523,7 @@ check_addr(const char *name, const char *value, int af, char *err, size_t errlen
 	if (value[0] == '\0' || inet_pton(af, value, addr) == 1)
 		return 0;
 	quote_for_msg(qv, sizeof(qv), value);
-	return check_error(err, errlen,
+	return cfg_error(err, errlen, NULL, 0,
 	    "option '%s': '%s' is not a numeric %s address", name, qv,
 	    af == AF_INET ? "IPv4" : "IPv6");
 }
@@ -530,11 +536,11 @@ check_path(const char *name, const char *value, int required,
 	if (value[0] == '\0') {
 		if (!required)
 			return 0;
-		return check_error(err, errlen,
+		return cfg_error(err, errlen, NULL, 0,
 		    "option '%s' must be set", name);
 	}
 	if (value[0] != '/')
-		return check_error(err, errlen,
+		return cfg_error(err, errlen, NULL, 0,
 		    "option '%s' must be an absolute path", name);
 	return 0;
 }
@@ -543,10 +549,10 @@ int
 config_check(const struct tw_config *c, char *err, size_t errlen)
 {
 	if ((c->pasv_min_port == 0) != (c->pasv_max_port == 0))
-		return check_error(err, errlen,
+		return cfg_error(err, errlen, NULL, 0,
 		    "pasv_min_port and pasv_max_port must be set together");
 	if (c->pasv_min_port > c->pasv_max_port)
-		return check_error(err, errlen,
+		return cfg_error(err, errlen, NULL, 0,
 		    "pasv_min_port (%u) is greater than pasv_max_port (%u)",
 		    c->pasv_min_port, c->pasv_max_port);
 	if (check_addr("listen_address", c->listen_address, AF_INET, err, errlen) ||
@@ -561,10 +567,10 @@ config_check(const struct tw_config *c, char *err, size_t errlen)
 	if (check_path("secure_chroot_dir", c->secure_chroot_dir, 1, err, errlen))
 		return -1;
 	if (strcmp(c->secure_chroot_dir, "/") == 0)
-		return check_error(err, errlen,
+		return cfg_error(err, errlen, NULL, 0,
 		    "option 'secure_chroot_dir' must not be /");
 	if (c->nopriv_user[0] == '\0' || strcmp(c->nopriv_user, "root") == 0)
-		return check_error(err, errlen,
+		return cfg_error(err, errlen, NULL, 0,
 		    "option 'nopriv_user' must name an unprivileged user, not '%s'",
 		    c->nopriv_user);
 
@@ -578,16 +584,29 @@ config_check(const struct tw_config *c, char *err, size_t errlen)
 		c->xferlog_enable && !c->syslog_enable, err, errlen))
 		return -1;
 	if (c->anonymous_enable && c->ftp_username[0] == '\0')
-		return check_error(err, errlen,
+		return cfg_error(err, errlen, NULL, 0,
 		    "anonymous_enable needs ftp_username to be set");
 	if (c->local_enable && (c->pam_service_name[0] == '\0' ||
 	    strchr(c->pam_service_name, '/') != NULL))
-		return check_error(err, errlen,
+		return cfg_error(err, errlen, NULL, 0,
 		    "local_enable needs pam_service_name, a name without '/'");
 	return 0;
 }
 
-void
+/*
+ * The output is what -t and the man page test rely on: a short write
+ * (a full disk, a closed pipe) must show, so one check at the end, after
+ * the flush, stands for every fprintf (stdio keeps the error sticky).
+ */
+static int
+finish_output(FILE *out)
+{
+	if (fflush(out) != 0 || ferror(out))
+		return -1;
+	return 0;
+}
+
+int
 config_print(const struct tw_config *c, FILE *out)
 {
 	size_t i;
@@ -614,23 +633,93 @@ config_print(const struct tw_config *c, FILE *out)
 			break;
 		}
 	}
+	return finish_output(out);
 }
 
 /*
- * Writes s as roff text. A backslash is roff's escape character, and a
- * '.' or '\'' at the start of a line would be read as a request.
+ * Roff source lines of the generated section stay shorter than this, so
+ * that the page reads and diffs in an 80-column terminal; tests/check_man.sh
+ * fails on a longer one.
+ */
+#define MAN_SOURCE_COLUMNS 80
+
+/* A backslash is roff's escape character; it is written as "\e". */
+#define MAN_ESCAPED_BACKSLASH "\\e"
+
+/*
+ * A '.' or '\'' at the start of a line would be read as a request; a
+ * zero-width character in front makes it text.
+ */
+#define MAN_REQUEST_GUARD "\\&"
+
+static int
+man_needs_guard(const char *s, int at_line_start)
+{
+	return at_line_start && (*s == '.' || *s == '\'');
+}
+
+/* Columns the first len bytes of s take once man_text has escaped them. */
+static size_t
+man_text_width(const char *s, size_t len, int at_line_start)
+{
+	size_t i, w = len;
+
+	if (len > 0 && man_needs_guard(s, at_line_start))
+		w += strlen(MAN_REQUEST_GUARD);
+	for (i = 0; i < len; i++)
+		if (s[i] == '\\')
+			w += strlen(MAN_ESCAPED_BACKSLASH) - 1;
+	return w;
+}
+
+/* Writes the first len bytes of s as roff text. */
+static void
+man_text(FILE *out, const char *s, size_t len, int at_line_start)
+{
+	size_t i;
+
+	if (len > 0 && man_needs_guard(s, at_line_start))
+		fputs(MAN_REQUEST_GUARD, out);
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\\')
+			fputs(MAN_ESCAPED_BACKSLASH, out);
+		else
+			fputc(s[i], out);
+	}
+}
+
+/*
+ * Writes s as filled roff text, broken between words into source lines
+ * shorter than MAN_SOURCE_COLUMNS. Filling joins them again on output,
+ * so where the breaks fall changes only the source. A word too long for
+ * a line of its own stands alone on its line.
  */
 static void
-man_text(FILE *out, const char *s, int at_line_start)
+man_wrapped_text(FILE *out, const char *s)
 {
-	if (at_line_start && (*s == '.' || *s == '\''))
-		fputs("\\&", out);
-	for (; *s != '\0'; s++) {
-		if (*s == '\\')
-			fputs("\\e", out);
-		else
-			fputc(*s, out);
+	size_t col = 0, len, w;
+
+	for (;;) {
+		while (*s == ' ')
+			s++;
+		if (*s == '\0')
+			break;
+		len = strcspn(s, " ");
+		w = man_text_width(s, len, col == 0);
+		if (col > 0 && col + 1 + w >= MAN_SOURCE_COLUMNS) {
+			fputc('\n', out);
+			col = 0;
+			w = man_text_width(s, len, 1);
+		}
+		if (col > 0) {
+			fputc(' ', out);
+			col++;
+		}
+		man_text(out, s, len, col == 0);
+		col += w;
+		s += len;
 	}
+	fputc('\n', out);
 }
 
 static void
@@ -653,14 +742,14 @@ man_default(FILE *out, const struct cfg_desc *d)
 			fputs("Default: (none)\n", out);
 		} else {
 			fputs("Default: \\fB", out);
-			man_text(out, d->def_str, 0);
+			man_text(out, d->def_str, strlen(d->def_str), 0);
 			fputs("\\fR\n", out);
 		}
 		break;
 	}
 }
 
-void
+int
 config_print_man(FILE *out)
 {
 	size_t i;
@@ -669,10 +758,11 @@ config_print_man(FILE *out)
 		const struct cfg_desc *d = &cfg_table[i];
 
 		fputs(".TP\n.B ", out);
-		man_text(out, d->name, 0);
+		man_text(out, d->name, strlen(d->name), 0);
 		fputs("\n", out);
-		man_text(out, d->doc, 1);
-		fputs("\n.IP\n", out);
+		man_wrapped_text(out, d->doc);
+		fputs(".IP\n", out);
 		man_default(out, d);
 	}
+	return finish_output(out);
 }

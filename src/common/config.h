@@ -59,10 +59,16 @@ int config_load_file(struct tw_config *c, const char *path, char *err, size_t er
 /* Cross-option checks (pasv_min_port <= pasv_max_port, ...). 0 or -1. */
 int config_check(const struct tw_config *c, char *err, size_t errlen);
 
-/* Prints the effective settings, one `name=value` a line, table order. */
-void config_print(const struct tw_config *c, FILE *out);
+/*
+ * Prints the effective settings, one `name=value` a line, table order,
+ * and flushes out. 0, or -1 when out reported a write error.
+ */
+int config_print(const struct tw_config *c, FILE *out);
 
-/* Prints the OPTIONS section of twinftpd.conf(5) in man(7) markup. */
-void config_print_man(FILE *out);
+/*
+ * Prints the OPTIONS section of twinftpd.conf(5) in man(7) markup, every
+ * line shorter than 80 columns, and flushes out. 0, or -1 on a write error.
+ */
+int config_print_man(FILE *out);
 
 #endif

@@ -156,4 +156,4 @@ CFG_BOOL(isolate_network, 1,
 CFG_BOOL(isolate, 0,
 	"Give every protocol worker its own PID and IPC namespaces, so it can see and signal no other process. Costs a namespace set-up per worker (about a tenth of a millisecond each on login).")
 CFG_BOOL(seccomp_log_only, 0,
-	"Debugging switch for a libc or kernel the policies have not met yet: a forbidden system call is allowed and logged by the kernel (an audit record of type SECCOMP, type=1326, with syscall=NUMBER, in the audit log or dmesg) instead of killing the session; `ausyscall NUMBER` names it. Never leave it on in production.")
+	"Debugging switch for a libc or kernel the policies have not met yet: a forbidden system call is allowed and logged by the kernel (an audit record of type SECCOMP, type=1326, with syscall=NUMBER, in the audit log or dmesg) instead of killing the session; \"ausyscall NUMBER\" names it. Never leave it on in production.")

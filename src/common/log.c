@@ -18,12 +18,23 @@ static int use_syslog TW_PER_PROCESS;
 static log_sink_fn sink TW_PER_PROCESS;
 static const char *role_name TW_PER_PROCESS = "twinftpd";
 
+/* UTC, ISO 8601; the placeholder stands in if the clock is out of range. */
+#define LOG_STAMP_FORMAT "%Y-%m-%dT%H:%M:%SZ"
+#define LOG_STAMP_UNKNOWN "(no time)"
+
+/*
+ * Logging is best effort everywhere in this file: a process that cannot
+ * write its log line (a full disk, a dead syslog) has nowhere to report
+ * that, and must not stop serving or die over it. So the returns of
+ * write(), dprintf() and close() below are deliberately not acted on.
+ */
+
 static void
 log_die_hook(int is_bug, const char *msg)
 {
 	tw_log(TW_LOG_ERR, "%s%s", is_bug ? "BUG: " : "", msg);
 	if (sink == NULL && logfd >= 0 && isatty(2))
-		dprintf(2, "twinftpd: %s%s\n", is_bug ? "BUG: " : "", msg);
+		(void)dprintf(2, "twinftpd: %s%s\n", is_bug ? "BUG: " : "", msg);
 }
 
 void
@@ -46,7 +57,8 @@ log_to_sink(log_sink_fn fn)
 {
 	sink = fn;
 	if (logfd >= 0) {
-		close(logfd);
+		/* O_APPEND writes went out whole; nothing is buffered here. */
+		(void)close(logfd);
 		logfd = -1;
 	}
 	use_syslog = 0;
@@ -80,11 +92,13 @@ log_write_line(int level, const char *text, int pid, const char *role)
 	}
 	if (logfd < 0) {
 		if (isatty(2))
-			dprintf(2, "[%s %d] %s\n", role, pid, text);
+			(void)dprintf(2, "[%s %d] %s\n", role, pid, text);
 		return;
 	}
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* Wall-clock time on purpose: a reader matches it with other logs. */
+	if (gmtime_r(&now, &tm) == NULL ||
+	    strftime(stamp, sizeof(stamp), LOG_STAMP_FORMAT, &tm) == 0)
+		(void)tw_strlcpy(stamp, LOG_STAMP_UNKNOWN, sizeof(stamp));
 	n = snprintf(line, sizeof(line), "%s [%s %d] %s\n", stamp, role, pid, text);
 	if (n < 0)
 		return;
@@ -92,7 +106,10 @@ log_write_line(int level, const char *text, int pid, const char *role)
 		n = (int)sizeof(line) - 1;
 		line[n - 1] = '\n';
 	}
-	/* One write per line: O_APPEND keeps lines of many processes whole. */
+	/*
+	 * One write per line: O_APPEND keeps lines of many processes whole.
+	 * Best effort (see the top): a short or failed write loses this line.
+	 */
 	(void)!write(logfd, line, (size_t)n);
 }
 
@@ -102,8 +119,9 @@ tw_log(int level, const char *fmt, ...)
 	char text[TW_LOG_MAX_TEXT];
 	va_list ap;
 
+	/* A longer line is cut at TW_LOG_MAX_TEXT: the bound is the point. */
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	(void)vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 
 	if (sink != NULL) {

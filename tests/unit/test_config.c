@@ -558,7 +558,7 @@ print_to_string(const struct tw_config *c)
 
 	if (f == NULL)
 		exit(1);
-	config_print(c, f);
+	CHECK_INT(config_print(c, f), 0);
 	fclose(f);
 	return buf;
 }
@@ -647,7 +647,7 @@ test_print_man(void)
 	FILE *f = open_memstream(&buf, &len);
 
 	CHECK(f != NULL);
-	config_print_man(f);
+	CHECK_INT(config_print_man(f), 0);
 	fclose(f);
 	CHECK(strncmp(buf, ".TP\n.B listen\n", 14) == 0);
 	CHECK(strstr(buf, "\n.B listen_port\n") != NULL);
@@ -661,6 +661,11 @@ test_print_man(void)
 		CHECK(p[1] == 'f' || p[1] == 'e' || p[1] == '&');
 	for (line = strtok_r(buf, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
+		/* The page's source reads in an 80-column terminal. */
+		if (strlen(line) >= 80)
+			fprintf(stderr, "man line of %zu columns: %s\n",
+			    strlen(line), line);
+		CHECK(strlen(line) < 80);
 		if (line[0] == '.' || line[0] == '\'') {
 			/* Only the requests config_print_man means to write. */
 			CHECK(strcmp(line, ".TP") == 0 || strcmp(line, ".IP") == 0 ||
@@ -670,6 +675,30 @@ test_print_man(void)
 	}
 	CHECK_INT(tp, cfg_table_len);
 	free(buf);
+}
+
+/*
+ * A write error must reach the caller, or `twinftpd -t > full-disk`
+ * prints half the settings and says the config is fine.
+ */
+static void
+test_print_write_error(void)
+{
+	struct tw_config c;
+	FILE *f;
+
+	config_init_defaults(&c);
+	if ((f = fopen("/dev/full", "w")) == NULL) {
+		printf("skipping the write error test: no /dev/full\n");
+		return;
+	}
+	CHECK_INT(config_print(&c, f), -1);
+	fclose(f);
+	CHECK((f = fopen("/dev/full", "w")) != NULL);
+	if (f == NULL)
+		return;
+	CHECK_INT(config_print_man(f), -1);
+	fclose(f);
 }
 
 /*
@@ -720,6 +749,7 @@ main(void)
 	test_check();
 	test_print();
 	test_print_man();
+	test_print_write_error();
 	test_example_config();
 	if (rmdir(tmpdir) != 0)
 		fprintf(stderr, "rmdir %s: %s\n", tmpdir, strerror(errno));
