@@ -9,6 +9,7 @@
 #include "privsep/datasock.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -63,7 +64,10 @@ datasock_pasv_listen(const struct tw_config *c, const struct sockaddr_storage *l
 		 * until one listens: the other's listen() then fails with
 		 * EADDRINUSE, and it takes the next port, on a new socket.
 		 */
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
+			close(fd);
+			return -1;
+		}
 		sa_set_port(&addr, port);
 		if (bind(fd, (struct sockaddr *)&addr, sa_len(&addr)) == 0 &&
 		    listen(fd, 1) == 0)
@@ -89,14 +93,40 @@ datasock_pasv_listen(const struct tw_config *c, const struct sockaddr_storage *l
 	return fd;
 }
 
+/*
+ * Milliseconds left until end on CLOCK_MONOTONIC (a clock step moves no
+ * deadline), at most INT_MAX; -1 when the clock cannot be read.
+ */
+static int
+ms_until(const struct timespec *end)
+{
+	struct timespec now;
+	long long left;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+		return -1;
+	left = (long long)(end->tv_sec - now.tv_sec) * 1000 +
+	       (end->tv_nsec - now.tv_nsec) / 1000000;
+	if (left < 0)
+		return 0;
+	return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/* An interrupted poll resumes with what is left of the deadline, not all of it. */
 int
 datasock_wait(int fd, short events, unsigned timeout_s)
 {
 	struct pollfd p = { fd, events, 0 };
-	int rc;
+	struct timespec end = { 0, 0 };
+	int rc, ms = -1;
 
+	if (timeout_s != 0 && clock_gettime(CLOCK_MONOTONIC, &end) != 0)
+		return -1;
+	end.tv_sec += timeout_s;
 	do {
-		rc = poll(&p, 1, timeout_s == 0 ? -1 : (int)timeout_s * 1000);
+		if (timeout_s != 0 && (ms = ms_until(&end)) < 0)
+			return -1;
+		rc = poll(&p, 1, ms);
 	} while (rc < 0 && errno == EINTR);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "src/common/config.h"
+#include "src/data.h"
 #include "src/proto/ftpparse.h"
 #include "src/proto/listing.h"
 #include "src/common/util.h"
@@ -498,7 +499,7 @@ cmd_stat(struct session *s, char *arg)
 	char host[64] = "?";
 
 	if (arg[0] != '\0') {
-		data_cmd_list(s, arg, -1);
+		data_cmd_stat_list(s, arg);
 		return;
 	}
 	if (s->peer.ss_family == AF_INET || s->peer.ss_family == AF_INET6) {

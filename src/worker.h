@@ -116,16 +116,6 @@ void cmd_feat(struct session *s, const char *arg);
 void cmd_opts(struct session *s, const char *arg);
 void cmd_help(struct session *s, const char *arg);
 
-/* --- data.c: data connections and transfers --- */
-void data_close_pasv(struct session *s);
-void data_cmd_pasv(struct session *s, int extended, const char *arg);
-void data_cmd_port(struct session *s, int extended, const char *arg);
-void data_cmd_retr(struct session *s, const char *path);
-void data_cmd_store(struct session *s, const char *path, int append, int unique);
-void data_cmd_list(struct session *s, const char *arg, int mode);
-
-enum list_mode { LISTMODE_LIST, LISTMODE_NLST, LISTMODE_MLSD };
-
 /*
  * testhooks.c: SITE TWTEST (test builds only). Returns 1 when it handled
  * the command, 0 when hooks are compiled out.

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from twhelpers import (HOST, code, open_data, rc, retr, sha256, sha256_file, stor,
+from twhelpers import (HOST, code, open_data, parse_mlsx, rc, retr, sha256, sha256_file, stor,
                        write_random)
 
 MB = 1 << 20
@@ -380,3 +380,104 @@ def test_pasv_with_a_port_of_the_range_bound_elsewhere(make_server):
         f.close()
     finally:
         blocker.close()
+
+
+# ------------------------------------------------------------- listings
+
+@pytest.fixture
+def listing_home(server):
+    server.put("plain.txt", b"12345\n")
+    server.put(".hidden", b"h")
+    server.mkdir("dir")
+    os.symlink("plain.txt", server.path("link"))
+    return server
+
+
+def test_stat_path_is_a_listing_on_the_control_connection(listing_home):
+    """STAT <path> (RFC 959): a LIST-format listing inside a 213 reply;
+    dot-files only with -a; a missing path is 450, not LIST's 550."""
+    f = listing_home.ftp("alice")
+    cd, resp = rc(f, "STAT .")
+    lines = resp.split("\n")
+    assert cd == 213 and lines[0] == "213-Status follows:", resp
+    assert lines[-1] == "213 End of status", resp
+    body = "\n".join(lines[1:-1])
+    assert "plain.txt" in body and "dir" in body and ".hidden" not in body, resp
+    assert "link -> plain.txt" in body, resp
+    cd, resp = rc(f, "STAT -a .")
+    assert cd == 213 and ".hidden" in resp, resp
+    cd, resp = rc(f, "STAT plain.txt")
+    assert cd == 213 and len(resp.split("\n")) == 3 and " 6 " in resp, resp
+    assert rc(f, "STAT nothing-here")[0] == 450
+    assert rc(f, "NOOP")[0] == 200
+    f.close()
+
+
+def test_list_nlst_mlsd_entries(listing_home):
+    """What each listing shows of dot-files, symlinks and the directory
+    itself: LIST and NLST hide dot-files without -a, MLSD shows them and
+    starts with the type=cdir entry; LIST shows a link's target, MLSD
+    describes what it leads to."""
+    f = listing_home.ftp("alice")
+    data, _, final = retr(f, "LIST")
+    assert code(final) == 226 and final == "226 Directory send OK.", final
+    lines = [l for l in data.decode().split("\r\n") if l]
+    names = [l.split(" -> ")[0].rsplit(" ", 1)[-1] for l in lines]
+    assert names == ["dir", "link", "plain.txt"], lines
+    assert any(l.endswith(" link -> plain.txt") and l[0] == "l" for l in lines), lines
+    assert not any(".hidden" in l for l in lines), lines
+    data, _, _ = retr(f, "LIST -a")
+    assert ".hidden" in data.decode()
+    data, _, _ = retr(f, "NLST")
+    assert data.decode().split("\r\n") == ["dir", "link", "plain.txt", ""], data
+    data, _, _ = retr(f, "NLST -a")
+    assert data.decode().split("\r\n") == [".hidden", "dir", "link", "plain.txt", ""], data
+    data, _, _ = retr(f, "NLST plain.txt")
+    assert data == b"plain.txt\r\n", data
+    data, _, _ = retr(f, "MLSD")
+    lines = [l for l in data.decode().split("\r\n") if l]
+    assert "type=cdir" in lines[0] and lines[0].endswith(" ."), lines
+    entries = dict(reversed(parse_mlsx(l)) for l in lines[1:])
+    assert set(entries) == {".hidden", "dir", "link", "plain.txt"}, entries
+    assert entries["link"]["type"] == "file" and entries["link"]["size"] == "6", entries
+    assert entries["dir"]["type"] == "dir"
+    data, _, _ = retr(f, "MLSD dir")
+    assert [l for l in data.decode().split("\r\n") if l][1:] == [], data
+    f.close()
+
+
+def test_listing_refused_when_dirlist_disabled(make_server):
+    s = make_server({"dirlist_enable": False})
+    f = s.ftp("alice")
+    for line in ("LIST", "NLST", "MLSD", "STAT ."):
+        assert rc(f, line)[0] == 550, line
+    f.close()
+
+
+def test_partial_command_during_a_transfer_waits_for_its_end(server):
+    """A half-sent command line during a transfer is neither taken for
+    ABOR nor lost: the transfer ends normally, then the command, once
+    complete, is answered."""
+    size = 64 * MB
+    with open(server.path("big.bin"), "wb") as fh:
+        fh.truncate(size)
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    conn, _ = open_data(f, "RETR big.bin")
+    try:
+        got = conn.recv(1 << 16)
+        f.sock.sendall(b"NO")
+        time.sleep(1.5)
+        f.sock.sendall(b"OP\r\n")
+        total = len(got)
+        while True:
+            b = conn.recv(1 << 20)
+            if not b:
+                break
+            total += len(b)
+    finally:
+        conn.close()
+    assert total == size
+    assert code(f.getmultiline()) == 226
+    assert code(f.getmultiline()) == 200
+    f.close()

@@ -1,0 +1,67 @@
+/*
+ * The worker's data path, in three parts:
+ *   dataconn.c  PASV/EPSV and PORT/EPRT, and opening the data connection
+ *               (accept with the peer check, connect, or a socket from
+ *               the monitor under isolate_network and for port 20);
+ *   transfer.c  the transfer engine (ABOR watch, data timeout, sendfile,
+ *               ASCII conversion) and RETR, STOR, APPE, STOU;
+ *   listcmd.c   LIST, NLST, MLSD and STAT <path>.
+ * The data sockets themselves are made by privsep/datasock.c, which the
+ * monitor shares.
+ */
+#ifndef TW_DATA_H
+#define TW_DATA_H
+
+#include <stddef.h>
+
+struct session;
+
+/* --- dataconn.c --- */
+void data_close_pasv(struct session *s);
+/* PASV (extended 0) or EPSV (extended 1). */
+void data_cmd_pasv(struct session *s, int extended, const char *arg);
+/* PORT (extended 0) or EPRT (extended 1). */
+void data_cmd_port(struct session *s, int extended, const char *arg);
+/*
+ * Connects the data connection that PASV or PORT prepared. Returns a
+ * connected, non-blocking socket, or -1 after a 425 reply.
+ */
+int data_open(struct session *s);
+
+/* --- transfer.c --- */
+void data_cmd_retr(struct session *s, const char *path);
+/* STOR (0, 0), APPE (append 1) or STOU (unique 1). */
+void data_cmd_store(struct session *s, const char *path, int append, int unique);
+
+enum xfer_status { XFER_OK = 0, XFER_ABORTED, XFER_NET_ERR, XFER_FILE_ERR };
+
+/* One transfer on an open data connection. */
+struct xfer {
+	struct session *s;
+	int fd;				/* the data socket */
+	int watch_ctrl;			/* still looking for ABOR */
+	long long ctrl_retry_ms;	/* partial line seen: look again after this
+					   (CLOCK_MONOTONIC) */
+	unsigned long long bytes;	/* moved over the data connection */
+};
+
+/*
+ * data_open, then the transfer set up on the new socket. Returns 0, or
+ * -1 after a reply. The caller sends its 150 reply, moves the data, and
+ * ends with xfer_close and xfer_reply.
+ */
+int xfer_open(struct xfer *x, struct session *s);
+/* Writes all of buf to the data socket, watching for ABOR. */
+enum xfer_status xfer_write_all(struct xfer *x, const char *buf, size_t len);
+void xfer_close(struct xfer *x);
+/* The final reply of a transfer command; ok_text goes with 226. */
+void xfer_reply(struct session *s, enum xfer_status rc, const char *ok_text);
+
+/* --- listcmd.c --- */
+enum list_mode { LISTMODE_LIST, LISTMODE_NLST, LISTMODE_MLSD };
+/* LIST, NLST or MLSD over the data connection. */
+void data_cmd_list(struct session *s, const char *arg, enum list_mode mode);
+/* STAT <path>: a LIST listing inside a 213 reply on the control connection. */
+void data_cmd_stat_list(struct session *s, const char *arg);
+
+#endif

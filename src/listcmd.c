@@ -1,0 +1,330 @@
+/*
+ * Directory listings: LIST (`ls -l` lines), NLST (names) and MLSD
+ * (RFC 3659 facts) over the data connection, and STAT <path>, which sends
+ * a LIST listing inside a 213 reply on the control connection (RFC 959).
+ * Generated here from stat(2), without running any program; the line
+ * formats are src/proto/listing.c's.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/common/config.h"
+#include "src/data.h"
+#include "src/proto/ftpparse.h"
+#include "src/proto/listing.h"
+#include "src/worker.h"
+
+#define LIST_MAX_ENTRIES (1u << 20)	/* bound on one directory listing */
+#define LIST_NAMES_FIRST_CAP 256	/* names array before it grows */
+#define LIST_OUT_BUF (64 * 1024)	/* lines gathered per write */
+/* A LIST line: fields, the name and a symlink's target. */
+#define LIST_LINE_MAX (PATH_MAX * 2 + 256)
+#define CRLF_LEN 2
+
+/* Where the listing's lines go. */
+enum list_dest {
+	LIST_TO_DATA,		/* LIST, NLST, MLSD */
+	LIST_TO_CTRL,		/* STAT <path> */
+};
+
+/* The listing's lines, gathered into LIST_OUT_BUF-sized writes. */
+struct list_out {
+	enum list_dest dest;
+	struct session *s;
+	struct xfer *x;		/* LIST_TO_DATA: the open transfer */
+	char *buf;
+	size_t len, cap;
+	enum xfer_status rc;	/* the first write failure ends the listing */
+};
+
+/* What one listing shows, fixed by the command and its arguments. */
+struct list_job {
+	enum list_mode mode;
+	int show_dot_files;	/* MLSD always; LIST and NLST with -a */
+	int can_write;		/* for MLSD's perm fact */
+	struct list_opts lo;
+};
+
+static void
+out_flush(struct list_out *o)
+{
+	if (o->len == 0 || o->rc != XFER_OK)
+		return;
+	if (o->dest == LIST_TO_DATA)
+		o->rc = xfer_write_all(o->x, o->buf, o->len);
+	else
+		ctrl_write(&o->s->ctrl, o->buf, o->len);
+	o->len = 0;
+}
+
+/* Adds one line and its CRLF; a line longer than the buffer is dropped. */
+static void
+out_line(struct list_out *o, const char *line, size_t n)
+{
+	if (o->len + n + CRLF_LEN > o->cap)
+		out_flush(o);
+	if (o->rc != XFER_OK || o->len + n + CRLF_LEN > o->cap)
+		return;
+	memcpy(o->buf + o->len, line, n);
+	o->len += n;
+	o->buf[o->len++] = '\r';
+	o->buf[o->len++] = '\n';
+}
+
+static void
+emit_mlst(struct list_out *o, const struct list_job *job, const char *name,
+	  const struct stat *st, enum mlst_kind kind)
+{
+	char line[LIST_LINE_MAX];
+	int n = list_format_mlst(line, sizeof(line), name, st, kind, o->s->mlst_facts,
+				 job->can_write);
+
+	if (n > 0)
+		out_line(o, line, (size_t)n);
+}
+
+static void
+emit_long(struct list_out *o, const struct list_job *job, const char *path,
+	  const char *name, const struct stat *st)
+{
+	char line[LIST_LINE_MAX], target[PATH_MAX];
+	ssize_t tl = -1;
+	int n;
+
+	if (S_ISLNK(st->st_mode)) {
+		tl = readlink(path, target, sizeof(target) - 1);
+		if (tl >= 0)
+			target[tl] = '\0';
+	}
+	n = list_format_long(line, sizeof(line), name, st, tl >= 0 ? target : NULL, &job->lo);
+	if (n > 0)
+		out_line(o, line, (size_t)n);
+}
+
+/* One entry: path is where it is (for stat), name what the listing shows. */
+static void
+emit_entry(struct list_out *o, const struct list_job *job, const char *path,
+	   const char *name)
+{
+	struct stat st, target;
+
+	if (job->mode == LISTMODE_NLST) {
+		out_line(o, name, strlen(name));
+		return;
+	}
+	if (lstat(path, &st) != 0)
+		return;
+	if (job->mode == LISTMODE_LIST) {
+		emit_long(o, job, path, name, &st);
+		return;
+	}
+	/* MLSD describes what a name leads to: follow symlinks. */
+	if (S_ISLNK(st.st_mode) && stat(path, &target) == 0)
+		st = target;
+	emit_mlst(o, job, name, &st, MLST_KIND_ENTRY);
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The names in dir that the listing shows, sorted (like ls), at most
+ * LIST_MAX_ENTRIES; as many as memory allowed. The caller frees them.
+ */
+static size_t
+read_names(DIR *d, const struct list_job *job, char ***names_out)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	while ((de = readdir(d)) != NULL && n < LIST_MAX_ENTRIES) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (de->d_name[0] == '.' && !job->show_dot_files)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : LIST_NAMES_FIRST_CAP;
+			char **nn = realloc(names, ncap * sizeof(*names));
+
+			if (nn == NULL)
+				break;
+			names = nn;
+			cap = ncap;
+		}
+		names[n] = strdup(de->d_name);
+		if (names[n] == NULL)
+			break;
+		n++;
+	}
+	if (n > 0)
+		qsort(names, n, sizeof(*names), cmp_names);
+	*names_out = names;
+	return n;
+}
+
+static void
+emit_dir(struct list_out *o, const struct list_job *job, const char *dir)
+{
+	DIR *d = opendir(dir);
+	char **names, path[PATH_MAX];
+	size_t n, i;
+	int in_cwd = strcmp(dir, ".") == 0;
+
+	if (d == NULL)
+		return;
+	if (job->mode == LISTMODE_MLSD) {
+		struct stat st;
+
+		if (stat(dir, &st) == 0)
+			emit_mlst(o, job, ".", &st, MLST_KIND_CDIR);
+	}
+	n = read_names(d, job, &names);
+	closedir(d);
+	for (i = 0; i < n; i++) {
+		if (o->rc == XFER_OK &&
+		    (in_cwd || ftp_path_join(dir, names[i], path, sizeof(path)) >= 0))
+			emit_entry(o, job, in_cwd ? names[i] : path, names[i]);
+		free(names[i]);
+	}
+	free(names);
+}
+
+/*
+ * The path the listing's argument names; replies (missing_code when the
+ * path does not exist) and returns NULL when there is nothing to list.
+ */
+static const char *
+list_path(struct session *s, const char *arg, struct list_job *job, int missing_code,
+	  int *is_dir)
+{
+	const char *path;
+	struct stat st;
+
+	if (!s->cfg->dirlist_enable) {
+		ctrl_reply(&s->ctrl, 550, "Permission denied.");
+		return NULL;
+	}
+	if (job->mode == LISTMODE_MLSD) {
+		path = arg;
+		job->show_dot_files = 1;
+	} else {
+		path = ftp_list_args(arg, &job->show_dot_files);
+	}
+	if (path[0] == '\0')
+		path = ".";
+	if (ftp_path_ok(path) != 0 || stat(path, &st) != 0) {
+		ctrl_reply(&s->ctrl, missing_code, "No such file or directory.");
+		return NULL;
+	}
+	*is_dir = S_ISDIR(st.st_mode);
+	if (job->mode == LISTMODE_MLSD && !*is_dir) {
+		ctrl_reply(&s->ctrl, 501, "MLSD needs a directory.");
+		return NULL;
+	}
+	return path;
+}
+
+static void
+list_job_init(struct list_job *job, const struct session *s, enum list_mode mode)
+{
+	memset(job, 0, sizeof(*job));
+	job->mode = mode;
+	job->can_write = s->cfg->write_enable && !s->anonymous;
+	job->lo.hide_ids = s->cfg->hide_ids;
+	job->lo.use_localtime = s->cfg->use_localtime;
+	job->lo.now = time(NULL);	/* the wall clock: ls -l's "recent file" rule */
+}
+
+/* Replies 451 and returns -1 when there is no memory for the lines. */
+static int
+list_out_init(struct list_out *o, struct session *s, enum list_dest dest)
+{
+	memset(o, 0, sizeof(*o));
+	o->dest = dest;
+	o->s = s;
+	o->cap = LIST_OUT_BUF;
+	o->buf = malloc(o->cap);
+	if (o->buf == NULL) {
+		ctrl_reply(&s->ctrl, 451, "Out of memory.");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Everything before the first line: the job, the path and the output
+ * buffer. Returns the path, or NULL after a reply.
+ */
+static const char *
+list_begin(struct session *s, const char *arg, enum list_mode mode, enum list_dest dest,
+	   struct list_job *job, struct list_out *o, int *is_dir)
+{
+	/* RFC 959 gives STAT 450 for a file that is not there. */
+	int missing_code = dest == LIST_TO_CTRL ? 450 : 550;
+	const char *path;
+
+	list_job_init(job, s, mode);
+	path = list_path(s, arg, job, missing_code, is_dir);
+	if (path == NULL || list_out_init(o, s, dest) != 0)
+		return NULL;
+	return path;
+}
+
+static void
+list_emit(struct list_out *o, const struct list_job *job, const char *path, int is_dir)
+{
+	if (is_dir)
+		emit_dir(o, job, path);
+	else
+		emit_entry(o, job, path, path);
+	out_flush(o);
+	free(o->buf);
+	o->buf = NULL;
+}
+
+void
+data_cmd_list(struct session *s, const char *arg, enum list_mode mode)
+{
+	struct list_job job;
+	struct list_out o;
+	struct xfer x;
+	const char *path;
+	int is_dir;
+
+	path = list_begin(s, arg, mode, LIST_TO_DATA, &job, &o, &is_dir);
+	if (path == NULL)
+		return;
+	if (xfer_open(&x, s) != 0) {
+		free(o.buf);
+		return;
+	}
+	ctrl_reply(&s->ctrl, 150, "Here comes the directory listing.");
+	o.x = &x;
+	list_emit(&o, &job, path, is_dir);
+	xfer_close(&x);
+	xfer_reply(s, o.rc, "Directory send OK.");
+}
+
+void
+data_cmd_stat_list(struct session *s, const char *arg)
+{
+	struct list_out o;
+	struct list_job job;
+	int is_dir;
+	const char *path = list_begin(s, arg, LISTMODE_LIST, LIST_TO_CTRL, &job, &o, &is_dir);
+
+	if (path == NULL)
+		return;
+	ctrl_reply_cont(&s->ctrl, 213, "Status follows:");
+	list_emit(&o, &job, path, is_dir);
+	ctrl_reply(&s->ctrl, 213, "End of status");
+}

@@ -1,0 +1,488 @@
+/*
+ * The transfer engine and the commands that move file contents: RETR
+ * with sendfile(2) (plain reads where it must: TYPE A conversion, a file
+ * system without sendfile), STOR/APPE/STOU with large writes. While data
+ * moves, the control connection is watched for ABOR only; any other
+ * command waits in the socket until the transfer ends. A data connection
+ * idle for data_connection_timeout ends the session (as vsftpd does).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/common/config.h"
+#include "src/common/util.h"
+#include "src/data.h"
+#include "src/proto/ascii.h"
+#include "src/worker.h"
+
+#define XFER_BUF (256 * 1024)		/* STOR and ASCII chunk size */
+
+/*
+ * One sendfile(2) call moves at most 0x7ffff000 bytes on Linux; asking
+ * for 1 GiB at a time keeps the count well inside size_t and ssize_t.
+ */
+#define SENDFILE_MAX_CHUNK ((size_t)1 << 30)
+
+/*
+ * After a partial control line the socket stays readable, so polling it
+ * would spin: leave it alone this long, and meanwhile wake up every
+ * CTRL_WATCH_SLICE_MS to see whether the time has come.
+ */
+#define CTRL_PARTIAL_RETRY_MS 1000
+#define CTRL_WATCH_SLICE_MS 200
+
+/* STOU tries "name", then "name.1" up to this many names. */
+#define STOU_MAX_TRIES 1000
+
+#define MS_PER_S 1000LL
+
+/* Milliseconds on CLOCK_MONOTONIC: deadlines that a clock step cannot move. */
+static long long
+monotonic_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		die("clock_gettime(CLOCK_MONOTONIC): %s", strerror(errno));
+	return (long long)ts.tv_sec * MS_PER_S + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Waits until the data socket is ready for events. Meanwhile an ABOR on
+ * the control connection ends the transfer, and the client closing it
+ * ends the session.
+ */
+static enum xfer_status
+xfer_wait(struct xfer *x, short events)
+{
+	unsigned timeout_s = x->s->cfg->data_connection_timeout;
+	long long deadline = monotonic_ms() + timeout_s * MS_PER_S;
+
+	for (;;) {
+		struct pollfd p[2] = { { x->fd, events, 0 }, { x->s->ctrl.fd, POLLIN, 0 } };
+		long long now = monotonic_ms();
+		int watch = x->watch_ctrl && now >= x->ctrl_retry_ms;
+		int ms = -1, rc;
+
+		if (timeout_s != 0) {
+			if (now >= deadline) {
+				ctrl_reply(&x->s->ctrl, 421, "Data timeout. Reconnect. Sorry.");
+				_exit(0);
+			}
+			ms = deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now);
+		}
+		if (x->watch_ctrl && !watch && (ms < 0 || ms > CTRL_WATCH_SLICE_MS))
+			ms = CTRL_WATCH_SLICE_MS;
+		rc = poll(p, watch ? 2 : 1, ms);
+		if (rc < 0 && errno != EINTR)
+			return XFER_NET_ERR;
+		if (rc <= 0)
+			continue;
+		if (watch && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			switch (ctrl_peek_abor(&x->s->ctrl)) {
+			case CTRL_PEEK_ABOR:
+				return XFER_ABORTED;
+			case CTRL_PEEK_EOF:
+				_exit(0);
+			case CTRL_PEEK_OTHER:
+				x->watch_ctrl = 0;
+				break;
+			case CTRL_PEEK_AGAIN:
+				continue;
+			case CTRL_PEEK_PARTIAL:
+			default:
+				x->ctrl_retry_ms = now + CTRL_PARTIAL_RETRY_MS;
+				break;
+			}
+		}
+		if (p[0].revents != 0)
+			return XFER_OK;
+	}
+}
+
+enum xfer_status
+xfer_write_all(struct xfer *x, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(x->fd, buf, len, MSG_NOSIGNAL);
+		enum xfer_status w;
+
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			x->bytes += (unsigned long long)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN)
+			return XFER_NET_ERR;
+		w = xfer_wait(x, POLLOUT);
+		if (w != XFER_OK)
+			return w;
+	}
+	return XFER_OK;
+}
+
+static enum xfer_status
+write_file_all(int file, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(file, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return XFER_FILE_ERR;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return XFER_OK;
+}
+
+/*
+ * One direction of a copy between the file and the data socket: where
+ * chunks come from (*got 0 at the end), where they go, and the TYPE A
+ * conversion on the way (src/proto/ascii.h).
+ */
+struct xfer_dir {
+	enum xfer_status (*read)(struct xfer *x, int file, char *buf, size_t cap,
+				 off_t *off, size_t *got);
+	enum xfer_status (*write)(struct xfer *x, int file, const char *buf, size_t len);
+	size_t (*to_ascii)(const char *in, size_t n, char *out, int *carry_cr);
+	size_t (*to_ascii_end)(char *out, int *carry_cr);	/* NULL: nothing held */
+	size_t ascii_out_cap;		/* what to_ascii may write for XFER_BUF in */
+};
+
+static enum xfer_status
+read_file(struct xfer *x, int file, char *buf, size_t cap, off_t *off, size_t *got)
+{
+	ssize_t n;
+
+	do {
+		n = pread(file, buf, cap, *off);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return XFER_FILE_ERR;
+	*off += n;
+	*got = (size_t)n;
+	return XFER_OK;
+}
+
+static enum xfer_status
+write_socket(struct xfer *x, int file, const char *buf, size_t len)
+{
+	return xfer_write_all(x, buf, len);
+}
+
+static enum xfer_status
+read_socket(struct xfer *x, int file, char *buf, size_t cap, off_t *off, size_t *got)
+{
+	for (;;) {
+		ssize_t n = recv(x->fd, buf, cap, 0);
+		enum xfer_status w;
+
+		if (n >= 0) {
+			x->bytes += (unsigned long long)n;
+			*got = (size_t)n;
+			return XFER_OK;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return XFER_NET_ERR;
+		w = xfer_wait(x, POLLIN);
+		if (w != XFER_OK)
+			return w;
+	}
+}
+
+static enum xfer_status
+write_file(struct xfer *x, int file, const char *buf, size_t len)
+{
+	return write_file_all(file, buf, len);
+}
+
+static const struct xfer_dir download = {
+	read_file, write_socket, ascii_to_net, NULL, 2 * XFER_BUF,
+};
+static const struct xfer_dir upload = {
+	read_socket, write_file, ascii_from_net, ascii_from_net_end, XFER_BUF + 1,
+};
+
+/* Copies until the source ends, converting line ends when ascii. */
+static enum xfer_status
+xfer_copy(struct xfer *x, const struct xfer_dir *d, int file, off_t off, int ascii)
+{
+	char *in = malloc(XFER_BUF), *out = ascii ? malloc(d->ascii_out_cap) : NULL;
+	enum xfer_status rc = XFER_FILE_ERR;
+	int carry_cr = 0;
+	size_t n;
+
+	if (in == NULL || (ascii && out == NULL))
+		goto done;
+	while ((rc = d->read(x, file, in, XFER_BUF, &off, &n)) == XFER_OK && n > 0) {
+		if (ascii)
+			rc = d->write(x, file, out, d->to_ascii(in, n, out, &carry_cr));
+		else
+			rc = d->write(x, file, in, n);
+		if (rc != XFER_OK)
+			break;
+	}
+	if (rc == XFER_OK && ascii && d->to_ascii_end != NULL)
+		rc = d->write(x, file, out, d->to_ascii_end(out, &carry_cr));
+done:
+	free(in);
+	free(out);
+	return rc;
+}
+
+static enum xfer_status
+send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
+{
+	if (ascii || !x->s->cfg->use_sendfile)
+		return xfer_copy(x, &download, file, off, ascii);
+	while (off < size) {
+		size_t want = (size_t)(size - off) > SENDFILE_MAX_CHUNK
+			? SENDFILE_MAX_CHUNK : (size_t)(size - off);
+		off_t before = off;
+		ssize_t n = sendfile(x->fd, file, &off, want);
+
+		if (n > 0) {
+			x->bytes += (unsigned long long)n;
+			continue;
+		}
+		if (n == 0)
+			break;	/* the file shrank under us */
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN) {
+			enum xfer_status w = xfer_wait(x, POLLOUT);
+
+			if (w != XFER_OK)
+				return w;
+			continue;
+		}
+		if ((errno == EINVAL || errno == ENOSYS) && x->bytes == 0)
+			return xfer_copy(x, &download, file, before, 0);	/* fs without sendfile */
+		return errno == EPIPE || errno == ECONNRESET ? XFER_NET_ERR : XFER_FILE_ERR;
+	}
+	return XFER_OK;
+}
+
+void
+xfer_reply(struct session *s, enum xfer_status rc, const char *ok_text)
+{
+	switch (rc) {
+	case XFER_OK:
+		ctrl_reply(&s->ctrl, 226, "%s", ok_text);
+		break;
+	case XFER_ABORTED:
+		/* RFC 959: 426 ends the transfer command, 226 answers ABOR. */
+		ctrl_reply(&s->ctrl, 426, "Transfer aborted.");
+		ctrl_reply(&s->ctrl, 226, "ABOR successful.");
+		break;
+	case XFER_NET_ERR:
+		ctrl_reply(&s->ctrl, 426, "Failure on the data connection.");
+		break;
+	case XFER_FILE_ERR:
+	default:
+		ctrl_reply(&s->ctrl, 451, "Failure accessing the local file.");
+		break;
+	}
+}
+
+int
+xfer_open(struct xfer *x, struct session *s)
+{
+	int one = 1;
+
+	memset(x, 0, sizeof(*x));
+	x->fd = data_open(s);
+	if (x->fd < 0)
+		return -1;
+	x->s = s;
+	x->watch_ctrl = 1;
+	/*
+	 * Small writes (a listing's last lines) go out at once, not after a
+	 * delayed ACK. Only latency depends on it: the transfer goes on.
+	 */
+	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+		worker_log(s, "data connection: TCP_NODELAY: %s", strerror(errno));
+	return 0;
+}
+
+void
+xfer_close(struct xfer *x)
+{
+	/* Nothing to learn from close(2) on a socket whose data is sent. */
+	(void)close(x->fd);
+	x->fd = -1;
+}
+
+/* xfer_open for a transfer of file: closes it when there is no connection. */
+static int
+xfer_open_file(struct xfer *x, struct session *s, int file)
+{
+	if (xfer_open(x, s) == 0)
+		return 0;
+	close(file);
+	return -1;
+}
+
+/*
+ * Takes the REST offset (it applies to one transfer). In TYPE A a byte
+ * offset into the file is not one into the converted stream: refused.
+ */
+static int
+take_rest(struct session *s, unsigned long long *rest)
+{
+	*rest = s->rest;
+	s->rest = 0;
+	if (s->ascii && *rest != 0) {
+		ctrl_reply(&s->ctrl, 550, "REST is not supported in ASCII mode.");
+		return -1;
+	}
+	return 0;
+}
+
+/* Returns file when it is open on a regular file (*st filled), else closes it: -1. */
+static int
+regular_file(int file, struct stat *st)
+{
+	if (file >= 0 && fstat(file, st) == 0 && S_ISREG(st->st_mode))
+		return file;
+	if (file >= 0)
+		close(file);
+	return -1;
+}
+
+void
+data_cmd_retr(struct session *s, const char *path)
+{
+	unsigned long long rest;
+	struct xfer x;
+	struct stat st;
+	enum xfer_status rc;
+	int file;
+
+	if (take_rest(s, &rest) != 0)
+		return;
+	file = regular_file(open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), &st);
+	if (file < 0) {
+		ctrl_reply(&s->ctrl, 550, "Failed to open file.");
+		return;
+	}
+	if (xfer_open_file(&x, s, file) != 0)
+		return;
+	ctrl_reply(&s->ctrl, 150, "Opening %s mode data connection for %s (%lld bytes).",
+		   s->ascii ? "ASCII" : "BINARY", path, (long long)st.st_size);
+	rc = send_file(&x, file, (off_t)rest, st.st_size,
+		       s->ascii && s->cfg->ascii_download_enable);
+	xfer_close(&x);
+	close(file);
+	xfer_reply(s, rc, "Transfer complete.");
+	/* After the reply: the client need not wait for the monitor's log. */
+	worker_xferlog(s, "DOWNLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL",
+		       path, x.bytes, rest ? " (resumed)" : "");
+}
+
+/* Opens the upload target; for STOU picks a name that does not exist. */
+static int
+open_upload(struct session *s, const char *path, int append, int unique,
+	    unsigned long long rest, char *name, size_t namecap)
+{
+	int flags = O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	mode_t mode = (mode_t)s->cfg->file_open_mode;
+	unsigned i;
+
+	if (unique) {
+		for (i = 0; i < STOU_MAX_TRIES; i++) {
+			int fd;
+
+			if ((i == 0 ? tw_snprintf(name, namecap, "%s", path)
+				    : tw_snprintf(name, namecap, "%s.%u", path, i)) < 0)
+				return -1;
+			fd = open(name, flags | O_EXCL, mode);
+			if (fd >= 0 || errno != EEXIST)
+				return fd;
+		}
+		return -1;
+	}
+	if (tw_strlcpy(name, path, namecap) != 0)
+		return -1;
+	if (append)
+		flags |= O_APPEND;
+	else if (rest == 0)
+		flags |= O_TRUNC;
+	/*
+	 * Anonymous users may not overwrite (or truncate) what exists unless
+	 * anon_other_write_enable says so.
+	 */
+	if (s->anonymous && !s->cfg->anon_other_write_enable)
+		flags |= O_EXCL;
+	return open(path, flags, mode);
+}
+
+/*
+ * Makes the open upload target ready for writing at rest: blocking again
+ * (O_NONBLOCK was for the open only: a FIFO must not hang it). Closes it
+ * and returns -1 on failure.
+ */
+static int
+seek_upload(int file, int append, unsigned long long rest)
+{
+	if (fcntl(file, F_SETFL, append ? O_APPEND : 0) == 0 &&
+	    (rest == 0 || lseek(file, (off_t)rest, SEEK_SET) >= 0))
+		return file;
+	close(file);
+	return -1;
+}
+
+void
+data_cmd_store(struct session *s, const char *path, int append, int unique)
+{
+	char name[PATH_MAX];
+	struct stat st;
+	struct xfer x;
+	unsigned long long rest;
+	int file;
+	enum xfer_status rc;
+
+	if (take_rest(s, &rest) != 0)
+		return;
+	if (append)
+		rest = 0;
+	file = regular_file(open_upload(s, path, append, unique, rest, name, sizeof(name)), &st);
+	if (file < 0 || (file = seek_upload(file, append, rest)) < 0) {
+		ctrl_reply(&s->ctrl, 553, "Could not create file.");
+		return;
+	}
+	if (xfer_open_file(&x, s, file) != 0)
+		return;
+	if (unique)
+		ctrl_reply(&s->ctrl, 150, "FILE: %s", name);
+	else
+		ctrl_reply(&s->ctrl, 150, "Ok to send data.");
+	rc = xfer_copy(&x, &upload, file, 0, s->ascii && s->cfg->ascii_upload_enable);
+	xfer_close(&x);
+	if (close(file) != 0 && rc == XFER_OK)
+		rc = XFER_FILE_ERR;
+	if (unique && rc == XFER_OK)
+		ctrl_reply(&s->ctrl, 226, "Transfer complete (unique file name: %s).", name);
+	else
+		xfer_reply(s, rc, "Transfer complete.");
+	worker_xferlog(s, "UPLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL", name,
+		       x.bytes, rest ? " (resumed)" : append ? " (append)" : "");
+}
