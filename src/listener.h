@@ -1,9 +1,33 @@
 #ifndef TW_LISTENER_H
 #define TW_LISTENER_H
 
+#include <stddef.h>
+
 struct tw_config;
 
-/* Binds, accepts, enforces limits, forks a session per connection. */
-void listener_run(const struct tw_config *cfg) __attribute__((noreturn));
+/* One IPv4 and one IPv6 socket at most (listen, listen_ipv6). */
+#define LISTEN_SOCKS_MAX 2
+
+struct listen_socks {
+	int fd[LISTEN_SOCKS_MAX];
+	size_t n;
+};
+
+/*
+ * Binds the configured listening sockets; dies if one cannot be bound.
+ * Called before the daemon detaches, so that the operator sees why.
+ */
+void listener_bind(const struct tw_config *cfg, struct listen_socks *ls);
+
+/* Accepts on ls, enforces limits, hands each connection to a session. */
+void listener_run(const struct tw_config *cfg, const struct listen_socks *ls)
+	__attribute__((noreturn));
+
+/*
+ * In a freshly forked session process (on accept, or a pair of the
+ * pool): drops everything of the listener's but the log and keep_fd,
+ * and restores the signals the listener blocked.
+ */
+void listener_child_setup(int keep_fd);
 
 #endif

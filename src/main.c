@@ -24,6 +24,10 @@
 #include "sandbox/sandbox.h"
 #include "src/common/util.h"
 
+/* The nicest a process can be (setpriority(2) takes -20..19). */
+#define NICEST (PRIO_MAX - 1)
+/* -o options on one command line. */
+#define MAX_OVERRIDES 64
 
 static void __attribute__((noreturn))
 usage(void)
@@ -126,8 +130,8 @@ setup_login_nice(const struct tw_config *cfg)
 		       "could not get its priority back at login");
 		return;
 	}
-	/* 19 is the nicest there is. */
-	tw_rt.login_nice = base + (int)cfg->login_nice > 19 ? 19 - base : (int)cfg->login_nice;
+	tw_rt.login_nice = base + (int)cfg->login_nice > NICEST ? NICEST - base
+								: (int)cfg->login_nice;
 	if (tw_rt.login_nice < 0)
 		tw_rt.login_nice = 0;
 }
@@ -157,23 +161,64 @@ check_sandbox(const struct tw_config *cfg)
 }
 
 /*
+ * Points standard input, output and error at /dev/null: nothing written
+ * to them by accident (a library's message) can reach a client whose
+ * connection later gets one of those numbers, or a terminal we left.
+ */
+static void
+stdio_to_null(void)
+{
+	int null = open("/dev/null", O_RDWR);
+	int fd;
+
+	if (null < 0)
+		die("/dev/null: %s", strerror(errno));
+	for (fd = 0; fd <= 2; fd++)
+		if (fd != null && dup2(null, fd) != fd)
+			die("dup2 to %d: %s", fd, strerror(errno));
+	if (null > 2)
+		close(null);
+}
+
+/* background=YES: the listener leaves its parent and its terminal. */
+static void
+daemonize(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid > 0)
+		_exit(0);
+	if (setsid() < 0)
+		die("setsid: %s", strerror(errno));
+	stdio_to_null();
+}
+
+static void __attribute__((noreturn))
+run_listener(const struct tw_config *cfg)
+{
+	struct listen_socks ls;
+
+	listener_bind(cfg, &ls);
+	if (cfg->background)
+		daemonize();
+	listener_run(cfg, &ls);
+}
+
+/*
  * inetd mode: the control connection is standard input (and output). Move
  * it off 0-2 so that nothing written to stdout or stderr by accident can
  * reach the client.
  */
-static int
+static void __attribute__((noreturn))
 run_inetd(const struct tw_config *cfg)
 {
 	int fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
-	int null = open("/dev/null", O_RDWR);
 
-	if (fd < 0 || null < 0)
+	if (fd < 0)
 		die("inetd mode: %s", strerror(errno));
-	dup2(null, 0);
-	dup2(null, 1);
-	dup2(null, 2);
-	if (null > 2)
-		close(null);
+	stdio_to_null();
 	log_set_role("monitor");
 	session_run(cfg, fd);
 }
@@ -182,7 +227,7 @@ int
 main(int argc, char **argv)
 {
 	static struct tw_config cfg;
-	const char *overrides[64];
+	const char *overrides[MAX_OVERRIDES];
 	const char *path = NULL;
 	size_t noverrides = 0, i;
 	int check_only = 0, explicit_path;
@@ -252,6 +297,6 @@ main(int argc, char **argv)
 	sandbox_prepare(&cfg);
 	check_sandbox(&cfg);
 	if (cfg.listen || cfg.listen_ipv6)
-		listener_run(&cfg);
-	return run_inetd(&cfg);
+		run_listener(&cfg);
+	run_inetd(&cfg);
 }

@@ -144,3 +144,61 @@ def test_listener_survives_session_kill(server):
     assert server.proc.poll() is None
     f = server.ftp("alice")
     f.quit()
+
+
+def _fail_login(s, src):
+    """One session from src that ends badly: closed after max_login_fails=1."""
+    c = Ctrl(s.port, src=src)
+    try:
+        assert _greeting(c) == 220
+        assert c.cmd("USER alice")[0] == 331
+        c.send("PASS wrong\r\n")
+        try:
+            c.reply()
+        except (EOFError, ConnectionResetError):
+            pass
+        assert c.closed_within(10), "session not closed after max_login_fails"
+    finally:
+        c.close()
+
+
+def test_source_penalty(make_server):
+    """source_penalty_sessions bad sessions from one address within
+    source_penalty_time: its next connection gets 421 before any session
+    process is given to it; another address and good sessions are not
+    affected."""
+    s = make_server({"max_login_fails": 1, "source_penalty_sessions": 2,
+                     "source_penalty_time": 60, "max_per_ip": 0})
+    # A good session ending normally counts for nothing.
+    c = Ctrl(s.port, src=HOST)
+    assert _greeting(c) == 220
+    c.login("alice", "alice-pw")
+    c.cmd("QUIT")
+    c.close()
+    _fail_login(s, HOST)
+    s.wait_sessions(0)
+    # One bad session: not yet banned.
+    c = Ctrl(s.port, src=HOST)
+    try:
+        assert _greeting(c) == 220
+    finally:
+        c.close()
+    s.wait_sessions(0)
+    _fail_login(s, HOST)
+    s.wait_sessions(0)
+    s.wait_log(r"penalty: ::ffff:127\.0\.0\.1 refused for 60 s after 2 bad sessions")
+    refused = Ctrl(s.port, src=HOST)
+    try:
+        cd, lines = refused.reply()
+        assert cd == 421 and b"Too many failed sessions" in lines[0], lines
+        assert refused.closed_within(5)
+    finally:
+        refused.close()
+    # The ban is per address.
+    other = Ctrl(s.port, src=OTHER)
+    try:
+        assert _greeting(other) == 220
+        other.login("bob", "bob-pw")
+        assert other.cmd("NOOP")[0] == 200
+    finally:
+        other.close()

@@ -1,0 +1,49 @@
+/*
+ * The pool of ready session pairs: monitors forked ahead of time (their
+ * pre-login worker already chrooted and sandboxed) that wait for a client
+ * on a channel from the listener, so that a connection costs an fd
+ * hand-off instead of three forks and a sandbox set-up. Its size adapts
+ * between prefork_sessions and prefork_max_sessions to the bursts it sees.
+ */
+#ifndef TW_POOL_H
+#define TW_POOL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct tw_config;
+
+void pool_init(const struct tw_config *cfg);
+
+/*
+ * Grows, shrinks or tops up the pool a bounded step at a time. Returns
+ * the poll timeout in ms until it wants to be called again (0: at once,
+ * -1: not before the next event).
+ */
+int pool_refill(const struct tw_config *cfg);
+
+/*
+ * Gives the accepted connection cfd to a ready pair (the listener still
+ * closes its own cfd). 0 and the pair's monitor in *pid, or -1 when no
+ * pair took it.
+ */
+int pool_hand_off(int cfd, pid_t *pid);
+
+/* A connection found the pool empty: it should hold one more pair. */
+void pool_missed(const struct tw_config *cfg);
+
+/* A connection arrived: refills wait for a quiet moment. */
+void pool_note_accept(void);
+
+/* The ready pair with monitor pid died (reaped): drop it. */
+void pool_forget(pid_t pid);
+
+/* Whether pid is a ready pair not yet reaped (so its pid is ours). */
+int pool_has(pid_t pid);
+
+size_t pool_count(void);
+
+/* The monitor of the i-th ready pair, i < pool_count(). */
+pid_t pool_pid(size_t i);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * The listener's live sessions: each session monitor it handed a client
+ * to, by pid, and how many sessions each client address holds (for
+ * max_clients and max_per_ip). Ready pairs of the pool are not in it
+ * until they get a client.
+ */
+#ifndef TW_SESSIONS_H
+#define TW_SESSIONS_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+/* A client address as the listener keys it: IPv4 as v4-mapped IPv6. */
+struct addr_key {
+	unsigned char b[16];
+};
+
+void addr_key_of(const struct sockaddr_storage *ss, struct addr_key *k);
+
+/* Sets up the empty table; dies when out of memory. */
+void sessions_init(void);
+
+/* Records a new session of client address a; dies when out of memory. */
+void sessions_add(pid_t pid, const struct addr_key *a);
+
+/*
+ * Forgets the session whose monitor was pid and gives its client's
+ * address. -1 when pid was no session (a ready pair of the pool).
+ */
+int sessions_remove(pid_t pid, struct addr_key *addr);
+
+/* Whether pid is a live session, not yet reaped (so its pid is ours). */
+int sessions_has(pid_t pid);
+
+size_t sessions_count(void);
+
+/* Sessions of client address a. */
+unsigned sessions_from(const struct addr_key *a);
+
+/*
+ * Walks the sessions' pids: start with *pos = 0; 0 at the end. The
+ * table must not change during a walk.
+ */
+pid_t sessions_next(size_t *pos);
+
+#endif
