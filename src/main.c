@@ -251,8 +251,7 @@ main(int argc, char **argv)
 			printf("twinftpd %s\n", TW_VERSION);
 			return 0;
 		} else if (strcmp(a, "--dump-man-options") == 0) {
-			config_print_man(stdout);
-			return 0;
+			return config_print_man(stdout) == 0 ? 0 : 1;
 		} else if (a[0] == '-' || path != NULL) {
 			usage();
 		} else {
@@ -280,8 +279,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (check_only) {
-		config_print(&cfg, stdout);
-		return 0;
+		return config_print(&cfg, stdout) == 0 ? 0 : 1;
 	}
 	if (geteuid() != 0)
 		die("must be started as root (it drops privileges per session)");
