@@ -136,9 +136,13 @@ pam_check(const struct tw_config *cfg, const char *user, const char *pass,
 	rc = pam_start(cfg->pam_service_name, user, &conv, &ph);
 	if (rc != PAM_SUCCESS)
 		return 1;
-	pam_set_item(ph, PAM_RHOST, peer_ip);
-	pam_set_item(ph, PAM_TTY, "ftp");
-	rc = pam_authenticate(ph, PAM_DISALLOW_NULL_AUTHTOK);
+	/* Modules that limit by source (pam_access, pam_faillock) need the
+	 * client's address: without it no login is checked. */
+	rc = pam_set_item(ph, PAM_RHOST, peer_ip);
+	if (rc == PAM_SUCCESS)
+		rc = pam_set_item(ph, PAM_TTY, "ftp");
+	if (rc == PAM_SUCCESS)
+		rc = pam_authenticate(ph, PAM_DISALLOW_NULL_AUTHTOK);
 	if (rc == PAM_SUCCESS)
 		rc = pam_acct_mgmt(ph, 0);
 	pam_end(ph, rc);

@@ -8,6 +8,7 @@
 #include "privsep/ipc.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -124,6 +125,28 @@ recv_collect_fds(struct msghdr *msg, int *fds, int max, int *bad)
 	return nfds;
 }
 
+/*
+ * What a receive of zero bytes means. On SOCK_SEQPACKET recvmsg() returns
+ * 0 both at the end (the peer closed, or this side shut reading down) and
+ * for a datagram of zero bytes, which a hostile peer can send at will and
+ * live on: taken for the end, it had its monitor wait for the death of a
+ * process that was not dying. The kernel marks the socket hung up
+ * (POLLRDHUP) only in the first case.
+ */
+static int
+recv_zero_meaning(int sock)
+{
+	struct pollfd p = { .fd = sock, .events = POLLRDHUP };
+	int r;
+
+	do {
+		r = poll(&p, 1, 0);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return IPC_E_IO;
+	return (p.revents & (POLLRDHUP | POLLHUP)) ? IPC_E_EOF : IPC_E_EMPTY;
+}
+
 static void
 close_fds(const int *fds, int nfds)
 {
@@ -187,7 +210,7 @@ ipc_recv(int sock, struct ipc_msg *m)
 	if (r < 0)
 		err = (int)r;
 	else if (r == 0)
-		err = IPC_E_EOF;
+		err = recv_zero_meaning(sock);
 	else if (bad || nfds > 1)
 		err = IPC_E_FD;
 	else
@@ -222,7 +245,7 @@ ipc_recv_record(int sock, void *rec, size_t len, int want_fd, int *fd_out)
 	if (r < 0)
 		err = (int)r;
 	else if (r == 0)
-		err = IPC_E_EOF;
+		err = recv_zero_meaning(sock);
 	else if ((size_t)r < len)
 		err = IPC_E_SHORT;
 	else if (bad || nfds != (want_fd ? 1 : 0))

@@ -44,8 +44,13 @@ enum ipc_type {
 	IPC_CLIENT_FD,		/* no payload; fd: the accepted control connection */
 	/* pre-login worker -> monitor: got the connection, touches it now */
 	IPC_CLIENT_ACK,		/* no payload */
+	/* a sandboxed process, from its SIGSYS handler -> monitor */
+	IPC_SANDBOX_VIOLATION,	/* u32 syscall number (IPC_SYSCALL_UNKNOWN: none), u32 enum sandbox_role */
 	IPC_TYPE_COUNT
 };
+
+/* IPC_SANDBOX_VIOLATION's number when the trap named no syscall. */
+#define IPC_SYSCALL_UNKNOWN UINT32_MAX
 
 enum ipc_login_result {
 	IPC_LOGIN_OK = 0,
@@ -84,6 +89,7 @@ enum ipc_err {
 	IPC_E_IO = -6,		/* recvmsg/sendmsg failed (see errno) */
 	IPC_E_FIELD = -7,	/* getter: field absent, too long, or bad */
 	IPC_E_RESERVED = -8,	/* reserved header bits set */
+	IPC_E_EMPTY = -9,	/* a datagram of zero bytes from a live peer */
 };
 
 const char *ipc_strerror(int err);
@@ -134,5 +140,13 @@ int ipc_recv_record(int sock, void *rec, size_t len, int want_fd, int *fd_out);
 /* In a sandboxed process: every log line from now on goes to the
  * monitor as an IPC_LOG message on sock (log_to_sink()). */
 void ipc_log_to(int sock);
+
+/*
+ * In a sandboxed process: a syscall its filter forbids is reported to the
+ * monitor on sock as one IPC_SANDBOX_VIOLATION, from the SIGSYS handler
+ * (sandbox_set_violation_report()), before the process dies of it.
+ * sock < 0: no report.
+ */
+void ipc_report_violations_to(int sock);
 
 #endif

@@ -25,6 +25,7 @@ const struct ipc_schema ipc_schemas[IPC_TYPE_COUNT] = {
 	[IPC_FD_RESULT] = { "FD_RESULT", IPC_FD_OPTIONAL, 4 },
 	[IPC_CLIENT_FD] = { "CLIENT_FD", IPC_FD_ALWAYS, 0 },
 	[IPC_CLIENT_ACK] = { "CLIENT_ACK", IPC_FD_NEVER, 0 },
+	[IPC_SANDBOX_VIOLATION] = { "SANDBOX_VIOLATION", IPC_FD_NEVER, 4 + 4 },
 };
 
 /* Every schema must fit the transport; checked where the table is. */
@@ -55,6 +56,8 @@ ipc_strerror(int err)
 		return "payload field absent, too long or malformed";
 	case IPC_E_RESERVED:
 		return "reserved header bits set";
+	case IPC_E_EMPTY:
+		return "empty message from a peer still connected";
 	}
 	return "unknown IPC error";
 }

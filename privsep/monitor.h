@@ -1,26 +1,103 @@
 /*
  * The session monitor: one root process per client. It never reads the
  * client's bytes; it answers typed IPC requests of its protocol worker,
- * each checked against the session's state (the permit table).
+ * each checked against the session's state (the permit table in
+ * monitor.c). Starting and rebuilding the session's processes is role
+ * code (src/session.c); this is the monitor's state and its API, so that
+ * a test can drive it against a scripted worker.
  */
 #ifndef TW_MONITOR_H
 #define TW_MONITOR_H
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
+#include "privsep/ipc.h"
 #include "src/common/runtime.h"
 
 struct tw_config;
-
+struct auth_user;
 
 /*
  * How a session monitor exits: the listener reads it when it reaps the
  * monitor, and penalises a source whose sessions keep ending badly.
+ * MONITOR_CONTINUE is no exit code: the verdict of a request after which
+ * the session goes on.
  */
 enum monitor_exit {
+	MONITOR_CONTINUE = -1,
 	MONITOR_EXIT_OK = 0,
 	MONITOR_EXIT_LOGIN_FAILED = 3,	/* closed after max_login_fails */
 	MONITOR_EXIT_CRASH = 4,		/* worker crashed or broke the IPC rules */
 };
+
+/* The session's state: which requests the permit table allows. */
+enum monitor_state {
+	MONITOR_PRELOGIN = 1 << 0,
+	MONITOR_POSTLOGIN = 1 << 1,
+};
+
+struct monitor {
+	const struct tw_config *cfg;
+	enum monitor_state state;
+	int client_fd;			/* the control connection; never read */
+	int ipc_fd;			/* to the worker */
+	pid_t worker;			/* -1: none */
+	/*
+	 * The post-login worker-to-be: forked with the pre-login worker,
+	 * while the monitor has touched almost nothing of its own, it waits
+	 * as root for the login's facts and the control connection. A login
+	 * then costs no fork, and the worker shares little with the monitor
+	 * that either of them will write (each such page is private memory
+	 * of both). -1 once it has become the worker.
+	 */
+	pid_t spare;
+	int spare_fd;
+	struct sockaddr_storage peer, local;	/* of the control connection */
+	char peer_ip[INET6_ADDRSTRLEN];
+	unsigned login_fails;
+	/* Requests granted so far, by type: the permit table's counts. */
+	unsigned granted[IPC_TYPE_COUNT];
+	/* A login's facts: scratch pages (tw_scratch_alloc) until handed over. */
+	struct auth_user *user;
+	int last_seccomp_nr;		/* from a worker's violation report, or -1 */
+	/*
+	 * The role code's part of a login (src/session.c): the pre-login
+	 * worker dies, the spare gets *user and the control connection and
+	 * becomes the worker (worker, ipc_fd). 0, or -1 when no spare could
+	 * take over: the session ends.
+	 */
+	int (*hand_over)(struct monitor *mon);
+};
+
+/* A fresh monitor of cfg's session, pre-login, with no process or client. */
+void monitor_init(struct monitor *mon, const struct tw_config *cfg);
+
+/*
+ * Answers one request of the worker if the permit table allows it in the
+ * session's state and it has not used up its count. Returns
+ * MONITOR_CONTINUE, or the code the session ends with (a malformed or
+ * unpermitted request, a worker gone): the caller ends it (monitor_end()).
+ * Closes any descriptor that came with m.
+ */
+int monitor_dispatch(struct monitor *mon, struct ipc_msg *m);
+
+/*
+ * Answers the worker until the session ends; returns its exit code. Both
+ * children are dead and reaped by then: the monitor never waits for a
+ * worker it has not made sure is dead.
+ */
+int monitor_serve(struct monitor *mon);
+
+/* Kills and reaps both children; returns code. */
+int monitor_end(struct monitor *mon, int code);
+
+/*
+ * Kills *pid (if > 0) and reaps it; *pid becomes -1. Returns its wait
+ * status (0 when there was none): a process that had already exited keeps
+ * its own status, since a dying process ignores further signals.
+ */
+int monitor_kill_child(pid_t *pid);
 
 #endif

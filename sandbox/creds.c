@@ -179,13 +179,16 @@ set_capabilities(const cap_value_t *caps, int n)
 void
 creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice)
 {
-	cap_value_t caps[12] = {
+	static const cap_value_t always[] = {
 		CAP_SETUID, CAP_SETGID, CAP_SYS_CHROOT, CAP_SETPCAP, CAP_KILL,
 		CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE, CAP_NET_BIND_SERVICE,
 		CAP_CHOWN, CAP_AUDIT_WRITE,
 	};
-	int n = 10;
+	/* always, then CAP_SYS_ADMIN and CAP_SYS_NICE when asked for */
+	cap_value_t caps[TW_ARRAY_LEN(always) + 2];
+	int n = (int)TW_ARRAY_LEN(always);
 
+	memcpy(caps, always, sizeof(always));
 	if (keep_sys_admin)
 		caps[n++] = CAP_SYS_ADMIN;	/* for namespaces */
 	if (keep_sys_nice)

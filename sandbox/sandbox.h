@@ -98,15 +98,19 @@ extern int sandbox_log_only;
 extern int sandbox_worker_no_net;
 
 /*
- * The IPC socket (to the session monitor) on which a process killed by its
- * filter reports, from its SIGSYS handler, one IPC_LOG message (level 3):
- * "seccomp-violation nr=NNN role=ROLE". -1 (the default) = no report.
+ * Called from the SIGSYS handler of a process its filter kills, with the
+ * syscall's number (-1: the trap named none) and the role whose policy
+ * forbade it; the process dies of SIGSYS right after. It must be
+ * async-signal-safe (no malloc, no stdio). The sandbox knows no IPC: the
+ * role code registers the reporter (ipc_report_violations_to() sends it
+ * to the monitor). NULL, the default: no report.
  */
-void sandbox_set_report_fd(int fd);
+typedef void (*sandbox_violation_report_fn)(long nr, enum sandbox_role role);
+void sandbox_set_violation_report(sandbox_violation_report_fn fn);
 
 /*
- * Names syscall number nr of the native architecture (from a
- * "seccomp-violation nr=NNN" report), or "unknown". The string lives in a
+ * Names syscall number nr of the native architecture (from a violation
+ * report), or "unknown". The string lives in a
  * static buffer until the next call.
  */
 const char *sandbox_syscall_name(int nr);

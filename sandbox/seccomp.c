@@ -2,11 +2,11 @@
  * Loading the seccomp policy of a role (the policies themselves are in
  * seccomp_policy.h) and reporting a forbidden syscall before dying of it.
  *
- * A forbidden syscall traps (SIGSYS). Our handler sends one IPC_LOG
- * message, "seccomp-violation nr=NNN role=ROLE", on the report socket to
- * the monitor, then dies of SIGSYS so that the parent sees the signal. The
- * monitor turns the number into a name with sandbox_syscall_name(): the
- * handler itself must stay async-signal-safe, so it formats only digits.
+ * A forbidden syscall traps (SIGSYS). Our handler passes the syscall's
+ * number and the role to the report hook the role code registered
+ * (sandbox_set_violation_report(): the monitor learns it over IPC), then
+ * dies of SIGSYS so that the parent sees the signal. The sandbox knows no
+ * IPC; the hook runs in the handler and must stay async-signal-safe.
  * A process that catches or ignores SIGSYS gains nothing: the syscall
  * still does not run, and a second trap while SIGSYS is blocked or
  * ignored is delivered by the kernel with the default action.
@@ -35,7 +35,6 @@
 #include <unistd.h>
 
 #include "src/common/config.h"
-#include "privsep/ipc.h"
 #include "tw_build.h"
 #include "src/common/util.h"
 
@@ -45,23 +44,18 @@ int sandbox_log_only;
 int sandbox_worker_no_net;
 
 /* Written by every session process: TW_PER_PROCESS (util.h). */
-static int report_fd TW_PER_PROCESS = -1;
-/* The report, prepared by sandbox_apply(), completed by the handler. */
-static unsigned char report_buf[IPC_HDR_LEN + 8 + 96] TW_PER_PROCESS;
-static size_t report_prefix_len TW_PER_PROCESS;	/* header, level, length, "...nr=" */
-static char report_role[40] TW_PER_PROCESS;		/* " role=NAME" */
-
-#define REPORT_TEXT "seccomp-violation nr="
-#define REPORT_LEVEL 3			/* TW_LOG_ERR in log.h */
+static sandbox_violation_report_fn violation_report TW_PER_PROCESS;
+/* The role whose policy the SIGSYS handler reports for. */
+static enum sandbox_role trap_role TW_PER_PROCESS;
 
 #ifndef SYS_SECCOMP
 #define SYS_SECCOMP 1			/* si_code of a seccomp trap (linux/signal.h) */
 #endif
 
 void
-sandbox_set_report_fd(int fd)
+sandbox_set_violation_report(sandbox_violation_report_fn fn)
 {
-	report_fd = fd;
+	violation_report = fn;
 }
 
 const char *
@@ -94,66 +88,18 @@ sandbox_syscall_name(int nr)
 
 /* --- The SIGSYS report ----------------------------------------------- */
 
-static void
-put_le32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)(v & 0xff);
-	p[1] = (unsigned char)((v >> 8) & 0xff);
-	p[2] = (unsigned char)((v >> 16) & 0xff);
-	p[3] = (unsigned char)(v >> 24);
-}
-
-/* Everything but the number: done outside the signal handler. */
-static void
-report_prepare(enum sandbox_role role)
-{
-	size_t tlen = sizeof(REPORT_TEXT) - 1;
-
-	memset(report_buf, 0, sizeof(report_buf));
-	report_buf[0] = IPC_LOG & 0xff;
-	report_buf[1] = (IPC_LOG >> 8) & 0xff;
-	/* bytes 2-3 reserved (0); 4-7 payload length, 12-15 text length:
-	 * both filled in by the handler */
-	put_le32(report_buf + IPC_HDR_LEN, REPORT_LEVEL);
-	memcpy(report_buf + IPC_HDR_LEN + 8, REPORT_TEXT, tlen);
-	report_prefix_len = IPC_HDR_LEN + 8 + tlen;
-	if (tw_snprintf(report_role, sizeof(report_role), " role=%s",
-	    sandbox_role_name(role)) == -1)
-		bug("%s: role name too long", __func__);
-}
-
-/* Async-signal-safe: only plain stores, send() and raise(). */
+/* Async-signal-safe, as long as the hook is: it and raise(). */
 static void
 report_sigsys(int sig, siginfo_t *si, void *uctx)
 {
-	unsigned char *p = report_buf + report_prefix_len;
-	char digits[12];
-	size_t nd = 0, i, textlen;
 	long nr = -1;
 	sigset_t set;
 
 	(void)uctx;
 	if (si != NULL && si->si_code == SYS_SECCOMP)
 		nr = si->si_syscall;
-	if (nr < 0) {
-		*p++ = '-';
-		nr = -nr;
-	}
-	do {
-		digits[nd++] = (char)('0' + nr % 10);
-		nr /= 10;
-	} while (nr > 0 && nd < sizeof(digits));
-	while (nd > 0)
-		*p++ = (unsigned char)digits[--nd];
-	for (i = 0; report_role[i] != '\0'; i++)
-		*p++ = (unsigned char)report_role[i];
-
-	textlen = (size_t)(p - report_buf) - (IPC_HDR_LEN + 8);
-	put_le32(report_buf + 4, (uint32_t)(8 + textlen));
-	put_le32(report_buf + IPC_HDR_LEN + 4, (uint32_t)textlen);
-	if (report_fd >= 0)
-		(void)send(report_fd, report_buf, (size_t)(p - report_buf),
-		    MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (violation_report != NULL)
+		violation_report(nr, trap_role);
 
 	/* SA_RESETHAND made SIGSYS default again; deliver it now. */
 	(void)raise(sig);
@@ -168,7 +114,7 @@ install_sigsys_handler(enum sandbox_role role)
 {
 	struct sigaction sa;
 
-	report_prepare(role);
+	trap_role = role;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = report_sigsys;
 	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
@@ -176,10 +122,6 @@ install_sigsys_handler(enum sandbox_role role)
 	if (sigaction(SIGSYS, &sa, NULL) == -1)
 		die("%s: sigaction(SIGSYS) failed", __func__);
 }
-
-/* Compile-time guard: the longest report fits the buffer. */
-_Static_assert(IPC_HDR_LEN + 8 + sizeof(REPORT_TEXT) + 12 + 40 <=
-    sizeof(report_buf), "report_buf too small");
 
 /* --- Building the filter --------------------------------------------- */
 

@@ -108,6 +108,10 @@ walk_schema(struct ipc_msg *m)
 	case IPC_LOGIN_RESULT:
 		ok = walk_u32(m, &v, &re) == IPC_OK;
 		break;
+	case IPC_SANDBOX_VIOLATION:	/* u32 syscall, u32 role */
+		ok = walk_u32(m, &v, &re) == IPC_OK &&
+		    walk_u32(m, &v, &re) == IPC_OK;
+		break;
 	case IPC_PORT_CONNECT:
 		ok = 1;
 		for (int i = 0; ok && i < 6; i++)

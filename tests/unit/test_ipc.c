@@ -107,6 +107,9 @@ test_schemas(void)
 	CHECK_STR(ipc_schemas[IPC_LOGIN].name, "LOGIN");
 	CHECK_INT(ipc_schemas[IPC_CLIENT_ACK].max_payload, 0);
 	CHECK_INT(ipc_schemas[IPC_CLIENT_ACK].fd, IPC_FD_NEVER);
+	CHECK_INT(ipc_schemas[IPC_SANDBOX_VIOLATION].max_payload, 4 + 4);
+	CHECK_INT(ipc_schemas[IPC_SANDBOX_VIOLATION].fd, IPC_FD_NEVER);
+	CHECK_STR(ipc_schemas[IPC_SANDBOX_VIOLATION].name, "SANDBOX_VIOLATION");
 	for (int t = 1; t < IPC_TYPE_COUNT; t++) {
 		CHECK(ipc_schemas[t].name != NULL);
 		CHECK(ipc_schemas[t].max_payload <= IPC_MAX_PAYLOAD);
@@ -118,7 +121,7 @@ test_strerror(void)
 {
 	static const int codes[] = {
 		IPC_OK, IPC_E_SHORT, IPC_E_LONG, IPC_E_TYPE, IPC_E_FD,
-		IPC_E_EOF, IPC_E_IO, IPC_E_FIELD, IPC_E_RESERVED,
+		IPC_E_EOF, IPC_E_IO, IPC_E_FIELD, IPC_E_RESERVED, IPC_E_EMPTY,
 	};
 	const char *unknown = ipc_strerror(-1000);
 
@@ -297,6 +300,46 @@ test_codec_roundtrip(void)
 	build_u32(&m, IPC_FD_RESULT, ECONNREFUSED);
 	CHECK_INT(codec_trip(&m, 0, &r), 0);
 	check_u32(&r, IPC_FD_RESULT, ECONNREFUSED);
+}
+
+/* The seccomp report: u32 syscall number, u32 role; exactly 8 bytes. */
+static void
+test_codec_violation(void)
+{
+	static const unsigned char want[] = {
+		IPC_SANDBOX_VIOLATION, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00,
+		0x3b, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00,
+	};
+	unsigned char buf[IPC_MAX_MSG];
+	struct ipc_msg m, r;
+	uint32_t nr = 0, role = 0;
+
+	ipc_init(&m, IPC_SANDBOX_VIOLATION);
+	ipc_put_u32(&m, 59);
+	ipc_put_u32(&m, 3);
+	CHECK_INT(ipc_encode(&m, buf, sizeof(buf)), sizeof(want));
+	CHECK(memcmp(buf, want, sizeof(want)) == 0);
+	CHECK_INT(codec_trip(&m, 0, &r), 0);
+	CHECK_INT(r.type, IPC_SANDBOX_VIOLATION);
+	CHECK_INT(ipc_get_u32(&r, &nr), 0);
+	CHECK_INT(ipc_get_u32(&r, &role), 0);
+	CHECK_INT(ipc_get_end(&r), 0);
+	CHECK_INT(nr, 59);
+	CHECK_INT(role, 3);
+
+	/* IPC_SYSCALL_UNKNOWN goes through as it is. */
+	ipc_init(&m, IPC_SANDBOX_VIOLATION);
+	ipc_put_u32(&m, IPC_SYSCALL_UNKNOWN);
+	ipc_put_u32(&m, 0);
+	CHECK_INT(codec_trip(&m, 0, &r), 0);
+	CHECK_INT(ipc_get_u32(&r, &nr), 0);
+	CHECK(nr == IPC_SYSCALL_UNKNOWN);
+
+	/* One field short, one too many, or a descriptor: rejected. */
+	CHECK_INT(ipc_decode(want, sizeof(want) - 4, 0, &r), IPC_E_SHORT);
+	ipc_put_u32(&m, 0);
+	CHECK_INT(ipc_encode(&m, buf, sizeof(buf)), IPC_E_LONG);
+	CHECK_INT(ipc_decode(want, sizeof(want), 1, &r), IPC_E_FD);
 }
 
 static void
@@ -858,6 +901,42 @@ test_send_refusals(void)
 	close(pfd[1]);
 }
 
+/*
+ * On SOCK_SEQPACKET a datagram of zero bytes reads as 0 bytes, as the
+ * end does: from a peer that is still there it is a protocol error, not
+ * the end (issue 10, 8b: the monitor took it for the worker's death and
+ * waited for it).
+ */
+static void
+test_recv_empty(void)
+{
+	unsigned char rec[4];
+	struct ipc_msg m;
+	int sv[2], pfd[2], fd = 99, before;
+
+	CHECK_INT(ipc_socketpair(sv), 0);
+	CHECK(pipe(pfd) == 0);
+	before = count_open_fds();
+	CHECK(raw_send(sv[0], "", 0, NULL, 0) == 0);
+	CHECK_INT(ipc_recv(sv[1], &m), IPC_E_EMPTY);
+	CHECK_INT(m.fd, -1);
+	/* With a descriptor: closed, not leaked. */
+	CHECK(raw_send(sv[0], "", 0, &pfd[0], 1) == 0);
+	CHECK_INT(ipc_recv(sv[1], &m), IPC_E_EMPTY);
+	CHECK_INT(count_open_fds(), before);
+	CHECK(raw_send(sv[0], "", 0, NULL, 0) == 0);
+	CHECK_INT(ipc_recv_record(sv[1], rec, sizeof(rec), 0, &fd), IPC_E_EMPTY);
+	CHECK_INT(fd, -1);
+	/* The real end is still the end, even behind an empty datagram. */
+	CHECK(raw_send(sv[0], "", 0, NULL, 0) == 0);
+	close(sv[0]);
+	CHECK_INT(ipc_recv(sv[1], &m), IPC_E_EOF);
+	CHECK_INT(ipc_recv(sv[1], &m), IPC_E_EOF);
+	close(sv[1]);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
 /* Raw datagrams a hostile peer could send. */
 static void
 test_recv_rejects(void)
@@ -1167,6 +1246,7 @@ main(void)
 	test_strerror();
 	test_layout();
 	test_codec_roundtrip();
+	test_codec_violation();
 	test_decode_short();
 	test_decode_long();
 	test_decode_type_reserved();
@@ -1183,6 +1263,7 @@ main(void)
 	test_socket_fd_pass();
 	test_send_refusals();
 	test_recv_rejects();
+	test_recv_empty();
 	test_recv_eintr();
 	test_record_roundtrip();
 	test_record_rejects();

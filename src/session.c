@@ -1,0 +1,398 @@
+/*
+ * Starting a session's processes: the monitor (this process), its
+ * pre-login worker, and the spare that becomes the post-login worker at
+ * the login; rebuilding a pre-forked pair that lost a process. What the
+ * monitor answers, and when, is privsep/monitor.c's.
+ */
+#include "src/session.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "privsep/auth.h"
+#include "privsep/ipc.h"
+#include "privsep/monitor.h"
+#include "sandbox/sandbox.h"
+#include "src/common/config.h"
+#include "src/common/log.h"
+#include "src/common/runtime.h"
+#include "src/common/util.h"
+#include "src/worker.h"
+
+/* The pre-login worker's umask: it writes no file, and must not. */
+#define PRELOGIN_WORKER_UMASK 077
+
+/* The session of this process: written after every fork, TW_PER_PROCESS (util.h). */
+static struct monitor mon TW_PER_PROCESS;
+
+/* Sets the nice value of pid (0: this process); a failure is logged. */
+static void
+session_nice(pid_t pid, int value)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)pid, value) != 0)
+		tw_log(TW_LOG_WARN, "login_nice: cannot set the priority of %d to %d: %s",
+		       (int)(pid ? pid : getpid()), value, strerror(errno));
+}
+
+/* --- Starting workers --- */
+
+/*
+ * Forks a session child that keeps only keep_fd (-1: none) and its end of
+ * a new IPC socketpair, in the empty network namespace. In the parent:
+ * returns the pid and the monitor's end in *ipc_out. In the child:
+ * returns 0 and its end in *ipc_out.
+ */
+static pid_t
+fork_session_child(int keep_fd, int *ipc_out)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (ipc_socketpair(sv) != 0)
+		die("socketpair: %s", strerror(errno));
+	pid = ns_fork(tw_rt.isolate);
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid > 0) {
+		close(sv[1]);
+		*ipc_out = sv[0];
+		return pid;
+	}
+	close(sv[0]);
+	ns_join_net(tw_rt.netns_fd);
+	/*
+	 * Nothing else the monitor holds (the log file, the listener's
+	 * channel, the other child's socket) may reach a process that
+	 * parses client input.
+	 */
+	{
+		int keep[2] = { sv[1], keep_fd };
+
+		tw_close_fds_except(keep, keep_fd >= 0 ? 2 : 1);
+	}
+	ipc_log_to(sv[1]);
+	log_set_role("worker");
+	*ipc_out = sv[1];
+	return 0;
+}
+
+/* After the uid change, which clears it: die with the monitor. */
+static void
+session_child_tie(pid_t parent)
+{
+	/* Without it a worker could outlive its monitor (invariant 3). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+		die("PR_SET_PDEATHSIG: %s", strerror(errno));
+	/* In a new PID namespace the parent is outside it: getppid() is 0. */
+	if (getppid() != (tw_rt.isolate ? 0 : parent))
+		_exit(0);
+}
+
+static pid_t
+start_prelogin_worker(int *ipc_out)
+{
+	pid_t pid, parent = getpid();
+	int fd;
+	struct creds_target t = {
+		.uid = tw_rt.nopriv_uid, .gid = tw_rt.nopriv_gid,
+		.groups = NULL, .ngroups = 0,
+		.chroot_dir = mon.cfg->secure_chroot_dir, .start_dir = "/",
+		.umask = PRELOGIN_WORKER_UMASK,
+	};
+
+	pid = fork_session_child(mon.client_fd, ipc_out);
+	if (pid > 0)
+		return pid;
+	fd = *ipc_out;
+	creds_become(&t);
+	session_child_tie(parent);
+	ipc_report_violations_to(fd);
+	sandbox_apply(ROLE_WORKER_PRELOGIN, mon.cfg);
+	worker_prelogin_run(mon.cfg, mon.client_fd, fd);
+}
+
+/*
+ * The spare, in its own process: waits as root (under the monitor's
+ * filter, holding nothing but its IPC socket) for the monitor's
+ * hand-over, then becomes the user and serves the session. The record
+ * comes from the root monitor, and is checked all the same.
+ */
+static void __attribute__((noreturn))
+spare_run(const struct tw_config *cfg, int fd, pid_t parent)
+{
+	struct auth_user *u = tw_scratch_alloc(sizeof(*u));
+	struct worker_login wl;
+	int client_fd;
+
+	if (ipc_recv_record(fd, u, sizeof(*u), 1, &client_fd) != 0)
+		_exit(0);	/* the session ended before a login */
+	if (auth_user_check(u) != 0)
+		bug("the monitor handed over an unsound login record");
+	{
+		struct creds_target t = {
+			.uid = u->uid, .gid = u->gid,
+			.groups = u->groups, .ngroups = u->ngroups,
+			.chroot_dir = u->chroot_dir[0] ? u->chroot_dir : NULL,
+			.start_dir = u->start_dir,
+			.umask = u->umask,
+		};
+
+		creds_become(&t);
+	}
+	session_child_tie(parent);
+	/*
+	 * The monitor says go once the pre-login worker is dead: until then
+	 * this process must not touch the connection (it set itself up
+	 * meanwhile, in parallel with that worker's exit).
+	 */
+	{
+		unsigned char go;
+		int none;
+
+		if (ipc_recv_record(fd, &go, sizeof(go), 0, &none) != 0)
+			_exit(0);
+	}
+	memset(&wl, 0, sizeof(wl));
+	tw_strlcpy(wl.user, u->name, sizeof(wl.user));
+	wl.anonymous = u->anonymous;
+	wl.chrooted = u->chroot_dir[0] != '\0';
+	tw_scratch_free(u, sizeof(*u));
+	ipc_report_violations_to(fd);
+	sandbox_apply(ROLE_WORKER_POSTLOGIN, cfg);
+	worker_postlogin_run(cfg, client_fd, fd, &wl);
+}
+
+static void
+start_spare(void)
+{
+	pid_t parent = getpid();
+	int fd;
+
+	mon.spare = fork_session_child(-1, &mon.spare_fd);
+	if (mon.spare > 0)
+		return;
+	fd = mon.spare_fd;
+	mon.spare_fd = -1;
+	/*
+	 * Standard input, output and error are the client's connection in
+	 * inetd mode: until the hand-over this process holds nothing of the
+	 * client's.
+	 */
+	{
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+			die("spare worker: /dev/null: %s", strerror(errno));
+		if (null > 2)
+			close(null);
+	}
+	spare_run(mon.cfg, fd, parent);
+}
+
+/* The spare died (it never touched the client): a new one. */
+static void
+respawn_spare(void)
+{
+	(void)monitor_kill_child(&mon.spare);
+	close(mon.spare_fd);
+	start_spare();
+}
+
+/*
+ * The login's hand-over (struct monitor's hand_over): the pre-login
+ * worker has nothing left to do. The spare becomes the user while it
+ * dies, and may touch the control connection only once it is dead.
+ */
+static int
+session_hand_over(struct monitor *m)
+{
+	static const unsigned char go = 1;
+
+	(void)kill(m->worker, SIGKILL);
+	/* Logged in: back to the listener's priority, the spare before it
+	 * starts (it is still root, like us). */
+	if (tw_rt.login_nice) {
+		session_nice(m->spare, tw_rt.base_nice);
+		session_nice(0, tw_rt.base_nice);
+	}
+	if (ipc_send_record(m->spare_fd, m->user, sizeof(*m->user), m->client_fd) != 0) {
+		respawn_spare();
+		if (ipc_send_record(m->spare_fd, m->user, sizeof(*m->user), m->client_fd) != 0)
+			return -1;
+	}
+	(void)monitor_kill_child(&m->worker);
+	close(m->ipc_fd);
+	if (ipc_send_record(m->spare_fd, &go, sizeof(go), -1) != 0)
+		return -1;
+	m->worker = m->spare;
+	m->ipc_fd = m->spare_fd;
+	m->spare = -1;
+	m->spare_fd = -1;
+	return 0;
+}
+
+/* Learns who the client is; the monitor never reads what it sends. */
+static void
+session_attach_client(int client_fd)
+{
+	socklen_t len;
+	const void *a;
+
+	mon.client_fd = client_fd;
+	len = sizeof(mon.peer);
+	if (getpeername(client_fd, (struct sockaddr *)&mon.peer, &len) != 0)
+		die("getpeername: %s", strerror(errno));
+	len = sizeof(mon.local);
+	if (getsockname(client_fd, (struct sockaddr *)&mon.local, &len) != 0)
+		die("getsockname: %s", strerror(errno));
+	a = mon.peer.ss_family == AF_INET
+		? (const void *)&((struct sockaddr_in *)&mon.peer)->sin_addr
+		: (const void *)&((struct sockaddr_in6 *)&mon.peer)->sin6_addr;
+	if (inet_ntop(mon.peer.ss_family, a, mon.peer_ip, sizeof(mon.peer_ip)) == NULL)
+		tw_strlcpy(mon.peer_ip, "?", sizeof(mon.peer_ip));
+}
+
+/* This process becomes the session's monitor, confined as before login. */
+static void
+session_monitor_init(const struct tw_config *cfg)
+{
+	monitor_init(&mon, cfg);
+	mon.hand_over = session_hand_over;
+	/* Until the login this session, and the workers it forks, run
+	 * login_nice nicer than the listener (session_hand_over). */
+	if (tw_rt.login_nice)
+		session_nice(0, tw_rt.base_nice + tw_rt.login_nice);
+	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate, tw_rt.login_nice != 0);
+	sandbox_apply(ROLE_MONITOR_PRELOGIN, cfg);
+}
+
+static void __attribute__((noreturn))
+session_end(int code)
+{
+	_exit(monitor_end(&mon, code));
+}
+
+void
+session_run(const struct tw_config *cfg, int client_fd)
+{
+	session_monitor_init(cfg);
+	session_attach_client(client_fd);
+	mon.worker = start_prelogin_worker(&mon.ipc_fd);
+	start_spare();
+	_exit(monitor_serve(&mon));
+}
+
+/*
+ * A client was handed to this pair, but a worker died before touching it:
+ * start both workers afresh for it, as a session forked on accept would.
+ */
+static void __attribute__((noreturn))
+pair_rebuild(void)
+{
+	(void)monitor_kill_child(&mon.worker);
+	close(mon.ipc_fd);
+	tw_log(TW_LOG_INFO, "ready pair lost a worker; rebuilt for the client %s", mon.peer_ip);
+	respawn_spare();
+	mon.worker = start_prelogin_worker(&mon.ipc_fd);
+	_exit(monitor_serve(&mon));
+}
+
+/*
+ * A ready pair whose worker or spare died is of no use any more. It
+ * refuses further hand-offs first (the listener's next send fails, and
+ * it takes another pair); a client the listener handed over before that
+ * still gets a whole session: the monitor starts both workers afresh
+ * for it, as a session forked on accept would.
+ */
+static void __attribute__((noreturn))
+pair_retire(int chan)
+{
+	struct ipc_msg m;
+
+	/* Past the shutdown a read does not wait: it finds what was sent
+	 * before, or the end. */
+	if (shutdown(chan, SHUT_RD) != 0 || ipc_recv(chan, &m) != 0)
+		session_end(MONITOR_EXIT_OK);	/* nothing was handed over */
+	if (m.type != IPC_CLIENT_FD || m.fd < 0 || ipc_get_end(&m) != 0) {
+		if (m.fd >= 0)
+			close(m.fd);
+		session_end(MONITOR_EXIT_OK);
+	}
+	close(chan);
+	session_attach_client(m.fd);
+	pair_rebuild();
+}
+
+/* Waits for the listener's hand-off on chan while both workers live. */
+static void
+pair_wait_ready(int chan)
+{
+	enum { POLL_CHAN, POLL_WORKER, POLL_SPARE, POLL_COUNT };
+
+	for (;;) {
+		struct pollfd p[POLL_COUNT] = {
+			[POLL_CHAN] = { chan, POLLIN, 0 },
+			[POLL_WORKER] = { mon.ipc_fd, POLLIN, 0 },
+			[POLL_SPARE] = { mon.spare_fd, POLLIN, 0 },
+		};
+
+		if (poll(p, POLL_COUNT, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			session_end(MONITOR_EXIT_OK);
+		}
+		if (p[POLL_WORKER].revents != 0 || p[POLL_SPARE].revents != 0) {
+			int worker = p[POLL_WORKER].revents != 0;
+
+			tw_log(TW_LOG_WARN, "idle %s worker %d died; pair retired",
+			       worker ? "pre-login" : "spare post-login",
+			       (int)(worker ? mon.worker : mon.spare));
+			pair_retire(chan);
+		}
+		if (p[POLL_CHAN].revents != 0)
+			return;
+	}
+}
+
+void
+session_run_pooled(const struct tw_config *cfg, int chan)
+{
+	struct ipc_msg m;
+	int rc;
+
+	session_monitor_init(cfg);
+	mon.worker = start_prelogin_worker(&mon.ipc_fd);
+	start_spare();
+	/*
+	 * Ready: wait for the listener to hand us a client. If a worker
+	 * dies meanwhile this pair is useless: end it (pair_retire), and
+	 * the listener (which reaps us) puts a fresh pair in the pool.
+	 */
+	pair_wait_ready(chan);
+	rc = ipc_recv(chan, &m);
+	if (rc != 0 || m.type != IPC_CLIENT_FD || m.fd < 0 || ipc_get_end(&m) != 0) {
+		if (rc == 0 && m.fd >= 0)
+			close(m.fd);
+		session_end(MONITOR_EXIT_OK);	/* the listener closed the pool or is gone */
+	}
+	close(chan);
+	session_attach_client(m.fd);
+	ipc_init(&m, IPC_CLIENT_FD);
+	m.fd = mon.client_fd;
+	/*
+	 * No acknowledgement (the worker died, or its filter killed it and
+	 * this is the report): it never wrote a byte to the client.
+	 */
+	if (ipc_send(mon.ipc_fd, &m) != 0 || ipc_recv(mon.ipc_fd, &m) != 0 ||
+	    m.type != IPC_CLIENT_ACK || ipc_get_end(&m) != 0)
+		pair_rebuild();
+	_exit(monitor_serve(&mon));
+}
