@@ -23,7 +23,6 @@ struct tw_config;
 
 struct ctrl {
 	int fd;
-	int in_transfer;	/* a data transfer is running */
 };
 
 /* Facts the monitor hands to a post-login worker. */
@@ -96,15 +95,19 @@ enum ctrl_peek {
 	CTRL_PEEK_AGAIN,	/* took Telnet commands before the urgent mark: look again */
 };
 int ctrl_peek_abor(struct ctrl *c);
-/* One reply line: "CODE text\r\n". All replies go through ctrl_write. */
-void ctrl_reply(struct ctrl *c, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/*
+ * One reply line, "CODE<sep>text\r\n": sep '-' marks a line of a
+ * multi-line reply, code 0 writes the text alone. All replies go through
+ * ctrl_write.
+ */
+void ctrl_replyf(struct ctrl *c, int code, char sep, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* One reply line: "CODE text\r\n". */
+#define ctrl_reply(c, code, ...)	ctrl_replyf((c), (code), ' ', __VA_ARGS__)
 /* A line of a multi-line reply: "CODE-text\r\n". */
-void ctrl_reply_cont(struct ctrl *c, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#define ctrl_reply_cont(c, code, ...)	ctrl_replyf((c), (code), '-', __VA_ARGS__)
 /* A raw line (e.g. " text" inside a multi-line reply); CRLF appended. */
-void ctrl_reply_raw(struct ctrl *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#define ctrl_reply_raw(c, ...)		ctrl_replyf((c), 0, ' ', __VA_ARGS__)
 /* Writes all of buf or dies (the client is gone). */
 void ctrl_write(struct ctrl *c, const char *buf, size_t len);
 
