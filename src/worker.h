@@ -41,13 +41,10 @@ struct session {
 
 	int logged_in;
 	int anonymous;
-	int chrooted;
 	char user[IPC_MAX_USER + 1];
-	unsigned login_fails;
 	unsigned unknown_cmds;
 
 	int ascii;			/* TYPE A */
-	int utf8;			/* OPTS UTF8 ON (we always pass bytes through) */
 	unsigned mlst_facts;
 	unsigned long long rest;	/* REST offset for the next RETR/STOR */
 	int have_rnfr;			/* the RNFR path is in rnfr_path (commands.c) */
@@ -64,6 +61,9 @@ void worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 	__attribute__((noreturn));
 void worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
 			  const struct worker_login *login) __attribute__((noreturn));
+/* Sends one last reply and ends the session. */
+void worker_exit_reply(struct session *s, int code, const char *text)
+	__attribute__((noreturn));
 
 /* --- ctrl.c: the control channel --- */
 enum ctrl_read {
@@ -111,13 +111,9 @@ void ctrl_replyf(struct ctrl *c, int code, char sep, const char *fmt, ...)
 /* Writes all of buf or dies (the client is gone). */
 void ctrl_write(struct ctrl *c, const char *buf, size_t len);
 
-/* --- commands.c --- */
-/* Handles one command line in the post-login (or pre-login) state. */
+/* --- commands.c: the verb table --- */
+/* Handles one command line in the session's state (s->logged_in). */
 void cmd_dispatch(struct session *s, char *line);
-/* Shared by both states. */
-void cmd_feat(struct session *s, const char *arg);
-void cmd_opts(struct session *s, const char *arg);
-void cmd_help(struct session *s, const char *arg);
 
 /* --- data.c: data connections and transfers --- */
 void data_close_pasv(struct session *s);
@@ -134,6 +130,8 @@ enum list_mode { LISTMODE_LIST, LISTMODE_NLST, LISTMODE_MLSD };
  * the command, 0 when hooks are compiled out.
  */
 int testhook_run(struct session *s, const char *arg);
+/* The SITE subcommand of the hooks: "SITE TWTEST <action> [arg]". */
+#define TESTHOOK_SITE_WORD "TWTEST"
 
 /* A transfer or file-change line: logged only with xferlog_enable. */
 void worker_xferlog(struct session *s, const char *fmt, ...)
