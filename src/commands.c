@@ -371,6 +371,82 @@ cmd_rnto(struct session *s, char *arg)
 	ctrl_reply(&s->ctrl, 250, "Rename successful.");
 }
 
+/* The largest mode SITE CHMOD sets (with setuid, setgid, sticky) and SITE UMASK takes. */
+#define CHMOD_MODE_MAX 07777
+#define UMASK_MAX 0777
+
+/*
+ * An octal mode: one or more digits 0-7 and nothing else (no sign, no
+ * space, which strtoul would take), at most max. Returns 0 or -1.
+ */
+static int
+parse_mode(const char *text, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+	const char *p;
+
+	if (text[0] == '\0')
+		return -1;
+	for (p = text; *p != '\0'; p++) {
+		if (*p < '0' || *p > '7')
+			return -1;
+		v = v * 8 + (unsigned long)(*p - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void
+site_umask(struct session *s, const char *arg)
+{
+	mode_t old = umask(0);
+	unsigned long v;
+
+	umask(old);
+	if (arg[0] == '\0') {
+		ctrl_reply(&s->ctrl, 200, "Your current UMASK is 0%03o", (unsigned)old);
+		return;
+	}
+	if (parse_mode(arg, UMASK_MAX, &v) != 0) {
+		ctrl_reply(&s->ctrl, 501, "Bad UMASK value.");
+		return;
+	}
+	umask((mode_t)v);
+	ctrl_reply(&s->ctrl, 200, "UMASK set to 0%03lo", v);
+}
+
+/* "<octal> <path>": the path is everything after the first space. */
+static void
+site_chmod(struct session *s, char *arg)
+{
+	char *path = strchr(arg, ' ');
+	unsigned long v;
+
+	if (s->anonymous || !may_write(s, W_OTHER)) {
+		ctrl_reply(&s->ctrl, 550, "Permission denied.");
+		return;
+	}
+	if (path == NULL) {
+		ctrl_reply(&s->ctrl, 501, "SITE CHMOD needs 2 arguments.");
+		return;
+	}
+	*path++ = '\0';
+	if (parse_mode(arg, CHMOD_MODE_MAX, &v) != 0) {
+		ctrl_reply(&s->ctrl, 501, "Bad mode.");
+		return;
+	}
+	if (!check_path(s, path))
+		return;
+	if (chmod(path, (mode_t)v) != 0) {
+		ctrl_reply(&s->ctrl, 550, "SITE CHMOD command failed.");
+		return;
+	}
+	worker_xferlog(s, "CHMOD %s 0%lo", path, v);
+	ctrl_reply(&s->ctrl, 200, "SITE CHMOD command ok.");
+}
+
 /* SITE CHMOD <octal> <path>, SITE UMASK [<octal>], SITE HELP. */
 static void
 cmd_site(struct session *s, char *arg)
@@ -381,61 +457,16 @@ cmd_site(struct session *s, char *arg)
 		*rest++ = '\0';
 	else
 		rest = sub + strlen(sub);
-	if (tw_strcaseeq(sub, TESTHOOK_SITE_WORD) && testhook_run(s, rest)) {
+	if (tw_strcaseeq(sub, TESTHOOK_SITE_WORD) && testhook_run(s, rest))
 		return;
-	} else if (tw_strcaseeq(sub, "HELP")) {
+	if (tw_strcaseeq(sub, "HELP"))
 		ctrl_reply(&s->ctrl, 214, "CHMOD UMASK HELP");
-	} else if (tw_strcaseeq(sub, "UMASK")) {
-		mode_t old = umask(0);
-		char *end;
-		unsigned long v;
-
-		umask(old);
-		if (*rest == '\0') {
-			ctrl_reply(&s->ctrl, 200, "Your current UMASK is 0%03o", (unsigned)old);
-			return;
-		}
-		errno = 0;
-		v = strtoul(rest, &end, 8);
-		if (errno != 0 || *end != '\0' || v > 0777 || rest[0] < '0' || rest[0] > '7') {
-			ctrl_reply(&s->ctrl, 501, "Bad UMASK value.");
-			return;
-		}
-		umask((mode_t)v);
-		ctrl_reply(&s->ctrl, 200, "UMASK set to 0%03lo", v);
-	} else if (tw_strcaseeq(sub, "CHMOD")) {
-		char *path = strchr(rest, ' ');
-		unsigned long v;
-		char *end;
-
-		if (s->anonymous || !check_write(s, W_OTHER)) {
-			if (s->anonymous)
-				ctrl_reply(&s->ctrl, 550, "Permission denied.");
-			return;
-		}
-		if (path == NULL) {
-			ctrl_reply(&s->ctrl, 501, "SITE CHMOD needs 2 arguments.");
-			return;
-		}
-		*path++ = '\0';
-		errno = 0;
-		v = strtoul(rest, &end, 8);
-		if (errno != 0 || *end != '\0' || v > 07777 || rest[0] < '0' || rest[0] > '7' ||
-		    !check_path(s, path))
-		{
-			if (errno != 0 || *end != '\0' || v > 07777)
-				ctrl_reply(&s->ctrl, 501, "Bad mode.");
-			return;
-		}
-		if (chmod(path, (mode_t)v) != 0) {
-			ctrl_reply(&s->ctrl, 550, "SITE CHMOD command failed.");
-			return;
-		}
-		worker_xferlog(s, "CHMOD %s 0%lo", path, v);
-		ctrl_reply(&s->ctrl, 200, "SITE CHMOD command ok.");
-	} else {
+	else if (tw_strcaseeq(sub, "UMASK"))
+		site_umask(s, rest);
+	else if (tw_strcaseeq(sub, "CHMOD"))
+		site_chmod(s, rest);
+	else
 		ctrl_reply(&s->ctrl, 500, "Unknown SITE command.");
-	}
 }
 
 static void
@@ -452,22 +483,30 @@ cmd_type(struct session *s, char *arg)
 	}
 }
 
+/*
+ * MODE and STRU: of RFC 959's transfer modes and file structures we run
+ * only stream mode and file structure, the defaults every client uses.
+ */
+static void
+accept_only(struct session *s, const char *arg, const char *only, const char *what,
+	    const char *verb)
+{
+	if (tw_strcaseeq(arg, only))
+		ctrl_reply(&s->ctrl, 200, "%s set to %s.", what, only);
+	else
+		ctrl_reply(&s->ctrl, 504, "Bad %s command.", verb);
+}
+
 static void
 cmd_mode(struct session *s, char *arg)
 {
-	if (tw_strcaseeq(arg, "S"))
-		ctrl_reply(&s->ctrl, 200, "Mode set to S.");
-	else
-		ctrl_reply(&s->ctrl, 504, "Bad MODE command.");
+	accept_only(s, arg, "S", "Mode", "MODE");
 }
 
 static void
 cmd_stru(struct session *s, char *arg)
 {
-	if (tw_strcaseeq(arg, "F"))
-		ctrl_reply(&s->ctrl, 200, "Structure set to F.");
-	else
-		ctrl_reply(&s->ctrl, 504, "Bad STRU command.");
+	accept_only(s, arg, "F", "Structure", "STRU");
 }
 
 static void
