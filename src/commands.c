@@ -24,6 +24,12 @@
 
 /* Room for the MLST fact list of FEAT and OPTS MLST (every fact named). */
 #define MLST_FACTS_TEXT_MAX 256
+/* An MDTM time stamp, "YYYYMMDDHHMMSS", with room to spare. */
+#define MDTM_STAMP_MAX 32
+/* One MLST entry: its facts and a name of up to PATH_MAX. */
+#define MLST_LINE_MAX (PATH_MAX + 512)
+/* A foreign verb is logged cut to this many bytes: it is hostile input. */
+#define LOGGED_VERB_MAX 16
 
 enum write_op {
 	W_UPLOAD,	/* STOR, STOU */
@@ -191,17 +197,29 @@ cmd_syst(struct session *s, char *arg)
 	ctrl_reply(&s->ctrl, 215, "UNIX Type: L8");
 }
 
+/* OPTS "NAME" or "NAME args": the args ("" when none), NULL for another option. */
+static const char *
+option_args(const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncasecmp(arg, name, n) != 0 || (arg[n] != ' ' && arg[n] != '\0'))
+		return NULL;
+	return arg[n] == ' ' ? arg + n + 1 : arg + n;
+}
+
 static void
 cmd_opts(struct session *s, char *arg)
 {
 	char facts[MLST_FACTS_TEXT_MAX];
+	const char *mlst = option_args(arg, "MLST");
 
 	if (tw_strcaseeq(arg, "UTF8 ON") || tw_strcaseeq(arg, "UTF8")) {
 		ctrl_reply(&s->ctrl, 200, "Always in UTF8 mode.");
 	} else if (tw_strcaseeq(arg, "UTF8 OFF")) {
 		ctrl_reply(&s->ctrl, 200, "UTF8 off: names still pass through byte for byte.");
-	} else if (strncasecmp(arg, "MLST", 4) == 0 && (arg[4] == ' ' || arg[4] == '\0')) {
-		s->mlst_facts = list_parse_mlst_opts(arg[4] ? arg + 5 : "", facts, sizeof(facts));
+	} else if (mlst != NULL) {
+		s->mlst_facts = list_parse_mlst_opts(mlst, facts, sizeof(facts));
 		ctrl_reply(&s->ctrl, 200, "MLST OPTS %s", facts);
 	} else {
 		ctrl_reply(&s->ctrl, 501, "Option not understood.");
@@ -551,7 +569,7 @@ static void
 cmd_mdtm(struct session *s, char *arg)
 {
 	struct stat st;
-	char stamp[32];
+	char stamp[MDTM_STAMP_MAX];
 
 	if (!check_path(s, arg))
 		return;
@@ -566,7 +584,7 @@ cmd_mdtm(struct session *s, char *arg)
 static void
 cmd_mlst(struct session *s, char *arg)
 {
-	char line[PATH_MAX + 512];
+	char line[MLST_LINE_MAX];
 	const char *path = arg[0] != '\0' ? arg : ".";
 	struct stat st;
 
@@ -590,7 +608,7 @@ cmd_mlst(struct session *s, char *arg)
 static void
 cmd_stat(struct session *s, char *arg)
 {
-	char host[64] = "?";
+	char host[INET6_ADDRSTRLEN] = "?";
 
 	if (arg[0] != '\0') {
 		data_cmd_list(s, arg, -1);
@@ -601,7 +619,8 @@ cmd_stat(struct session *s, char *arg)
 			? (const void *)&((const struct sockaddr_in *)&s->peer)->sin_addr
 			: (const void *)&((const struct sockaddr_in6 *)&s->peer)->sin6_addr;
 
-		inet_ntop(s->peer.ss_family, a, host, sizeof(host));
+		if (inet_ntop(s->peer.ss_family, a, host, sizeof(host)) == NULL)
+			tw_strlcpy(host, "?", sizeof(host));
 	}
 	ctrl_reply_cont(&s->ctrl, 211, "FTP server status:");
 	ctrl_reply_raw(&s->ctrl, "     Connected to %s", host);
@@ -846,7 +865,7 @@ static void
 unknown_verb(struct session *s, const char *verb)
 {
 	if (!s->logged_in && is_foreign_verb(verb)) {
-		worker_log(s, "closing session: %.16s is not an FTP command", verb);
+		worker_log(s, "closing session: %.*s is not an FTP command", LOGGED_VERB_MAX, verb);
 		_exit(0);
 	}
 	if (++s->unknown_cmds > MAX_UNKNOWN_COMMANDS)
