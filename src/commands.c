@@ -1,7 +1,8 @@
 /*
- * FTP commands of a logged-in session (RFC 959, 2389, 2428, 3659). Every
- * verb is one row of the table at the end of this file; data transfers
- * and listings live in data.c.
+ * FTP commands (RFC 959, 2389, 2428, 3659) in both states of a session.
+ * Every verb is one row of the table at the end of this file, which says
+ * what it does before and after login; the dispatcher, HELP and FEAT are
+ * driven by that table. Data transfers and listings live in data.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,12 +14,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "privsep/auth.h"
+#include "privsep/ipc.h"
 #include "src/common/config.h"
 #include "src/data.h"
 #include "src/proto/ftpparse.h"
 #include "src/proto/listing.h"
 #include "src/common/util.h"
 #include "src/worker.h"
+
+/* Room for the MLST fact list of FEAT and OPTS MLST (every fact named). */
+#define MLST_FACTS_TEXT_MAX 256
+/* An MDTM time stamp, "YYYYMMDDHHMMSS", with room to spare. */
+#define MDTM_STAMP_MAX 32
+/* One MLST entry: its facts and a name of up to PATH_MAX. */
+#define MLST_LINE_MAX (PATH_MAX + 512)
+/* A foreign verb is logged cut to this many bytes: it is hostile input. */
+#define LOGGED_VERB_MAX 16
 
 enum write_op {
 	W_UPLOAD,	/* STOR, STOU */
@@ -64,60 +76,162 @@ check_path(struct session *s, const char *arg)
 	return 0;
 }
 
-/* --- Commands that work in both states --- */
+/* --- Before login only: the login itself and TLS set-up --- */
 
-void
-cmd_feat(struct session *s, const char *arg)
+/* Returns the monitor's verdict on user/pass (enum ipc_login_result). */
+static uint32_t
+request_login(struct session *s, const char *pass)
 {
-	char facts[256];
+	struct ipc_msg m;
+	uint32_t result;
 
-	(void)arg;
-	list_format_mlst_feat(facts, sizeof(facts), s->mlst_facts);
-	ctrl_reply_cont(&s->ctrl, 211, "Features:");
-	ctrl_reply_raw(&s->ctrl, " EPRT");
-	ctrl_reply_raw(&s->ctrl, " EPSV");
-	ctrl_reply_raw(&s->ctrl, " MDTM");
-	ctrl_reply_raw(&s->ctrl, " MLST %s", facts);
-	ctrl_reply_raw(&s->ctrl, " PASV");
-	ctrl_reply_raw(&s->ctrl, " REST STREAM");
-	ctrl_reply_raw(&s->ctrl, " SIZE");
-	ctrl_reply_raw(&s->ctrl, " TVFS");
-	ctrl_reply_raw(&s->ctrl, " UTF8");
-	ctrl_reply(&s->ctrl, 211, "End");
+	ipc_init(&m, IPC_LOGIN);
+	ipc_put_str(&m, s->user, strlen(s->user));
+	ipc_put_str(&m, pass, strlen(pass));
+	if (ipc_send(s->ipc_fd, &m) != 0)
+		die("monitor gone");
+	explicit_bzero(m.payload, sizeof(m.payload));
+	if (ipc_recv(s->ipc_fd, &m) != 0 || m.type != IPC_LOGIN_RESULT ||
+	    ipc_get_u32(&m, &result) != 0 || ipc_get_end(&m) != 0)
+		die("bad reply from monitor");
+	return result;
 }
 
-void
-cmd_opts(struct session *s, const char *arg)
+static void
+login_pass(struct session *s, char *arg)
 {
-	char facts[256];
+	uint32_t r;
+
+	if (s->user[0] == '\0') {
+		ctrl_reply(&s->ctrl, 503, "Login with USER first.");
+		return;
+	}
+	if (strlen(arg) > IPC_MAX_PASS) {
+		explicit_bzero(arg, strlen(arg));
+		ctrl_reply(&s->ctrl, 530, "Login incorrect.");
+		return;
+	}
+	r = request_login(s, arg);
+	explicit_bzero(arg, strlen(arg));
+	/*
+	 * On success the monitor ends this process and starts the user's
+	 * worker, which sends 230; we only wait here to be killed.
+	 */
+	if (r == IPC_LOGIN_OK) {
+		pause();
+		_exit(0);
+	}
+	s->user[0] = '\0';
+	if (r == IPC_LOGIN_CLOSE)
+		worker_exit_reply(s, 530, "Login incorrect.");
+	ctrl_reply(&s->ctrl, 530, "Login incorrect.");
+}
+
+static void
+login_user(struct session *s, char *arg)
+{
+	if (arg[0] == '\0' || strlen(arg) > IPC_MAX_USER) {
+		ctrl_reply(&s->ctrl, 501, "Bad user name.");
+		return;
+	}
+	tw_strlcpy(s->user, arg, sizeof(s->user));
+	if (s->cfg->anonymous_enable && s->cfg->no_anon_password &&
+	    auth_is_anonymous_name(arg)) {
+		char empty[1] = "";
+
+		login_pass(s, empty);
+		return;
+	}
+	ctrl_reply(&s->ctrl, 331, "Please specify the password.");
+}
+
+static void
+login_auth(struct session *s, char *arg)
+{
+	(void)arg;
+	ctrl_reply(&s->ctrl, 502, "AUTH is not enabled on this server.");
+}
+
+/* PBSZ and PROT (RFC 4217) only mean something after AUTH TLS. */
+static void
+login_pbsz_prot(struct session *s, char *arg)
+{
+	(void)arg;
+	ctrl_reply(&s->ctrl, 503, "PBSZ and PROT need a TLS session (AUTH TLS).");
+}
+
+/*
+ * SITE before login is only the test hook (test builds); everywhere else
+ * it needs a login like any file command.
+ */
+static void
+login_site(struct session *s, char *arg)
+{
+	size_t n = strlen(TESTHOOK_SITE_WORD);
+
+	if (strncasecmp(arg, TESTHOOK_SITE_WORD, n) == 0 && arg[n] == ' ' &&
+	    testhook_run(s, arg + n + 1))
+		return;
+	ctrl_reply(&s->ctrl, 530, "Please login with USER and PASS.");
+}
+
+/* --- Commands that work in both states --- */
+
+static void
+cmd_quit(struct session *s, char *arg)
+{
+	(void)arg;
+	worker_exit_reply(s, 221, "Goodbye.");
+}
+
+static void
+cmd_noop(struct session *s, char *arg)
+{
+	(void)arg;
+	ctrl_reply(&s->ctrl, 200, "NOOP ok.");
+}
+
+static void
+cmd_syst(struct session *s, char *arg)
+{
+	(void)arg;
+	ctrl_reply(&s->ctrl, 215, "UNIX Type: L8");
+}
+
+/* OPTS "NAME" or "NAME args": the args ("" when none), NULL for another option. */
+static const char *
+option_args(const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncasecmp(arg, name, n) != 0 || (arg[n] != ' ' && arg[n] != '\0'))
+		return NULL;
+	return arg[n] == ' ' ? arg + n + 1 : arg + n;
+}
+
+static void
+cmd_opts(struct session *s, char *arg)
+{
+	char facts[MLST_FACTS_TEXT_MAX];
+	const char *mlst = option_args(arg, "MLST");
 
 	if (tw_strcaseeq(arg, "UTF8 ON") || tw_strcaseeq(arg, "UTF8")) {
-		s->utf8 = 1;
 		ctrl_reply(&s->ctrl, 200, "Always in UTF8 mode.");
 	} else if (tw_strcaseeq(arg, "UTF8 OFF")) {
-		s->utf8 = 0;
 		ctrl_reply(&s->ctrl, 200, "UTF8 off: names still pass through byte for byte.");
-	} else if (strncasecmp(arg, "MLST", 4) == 0 && (arg[4] == ' ' || arg[4] == '\0')) {
-		s->mlst_facts = list_parse_mlst_opts(arg[4] ? arg + 5 : "", facts, sizeof(facts));
+	} else if (mlst != NULL) {
+		s->mlst_facts = list_parse_mlst_opts(mlst, facts, sizeof(facts));
 		ctrl_reply(&s->ctrl, 200, "MLST OPTS %s", facts);
 	} else {
 		ctrl_reply(&s->ctrl, 501, "Option not understood.");
 	}
 }
 
-void
-cmd_help(struct session *s, const char *arg)
-{
-	(void)arg;
-	ctrl_reply_cont(&s->ctrl, 214, "The following commands are recognized.");
-	ctrl_reply_raw(&s->ctrl, " ABOR ACCT ALLO APPE CDUP CWD  DELE EPRT EPSV FEAT HELP LIST MDTM MKD");
-	ctrl_reply_raw(&s->ctrl, " MLSD MLST MODE NLST NOOP OPTS PASS PASV PORT PWD  QUIT REST RETR RMD");
-	ctrl_reply_raw(&s->ctrl, " RNFR RNTO SITE SIZE STAT STOR STOU STRU SYST TYPE USER XCUP XCWD XMKD");
-	ctrl_reply_raw(&s->ctrl, " XPWD XRMD");
-	ctrl_reply(&s->ctrl, 214, "Help OK.");
-}
+/* FEAT and HELP are defined after the verb table they list. */
+static void cmd_feat(struct session *s, char *arg);
+static void cmd_help(struct session *s, char *arg);
 
-/* --- Post-login commands --- */
+/* --- After login --- */
 
 static void
 cmd_user(struct session *s, char *arg)
@@ -138,46 +252,6 @@ cmd_acct(struct session *s, char *arg)
 {
 	(void)arg;
 	ctrl_reply(&s->ctrl, 502, "ACCT not implemented.");
-}
-
-static void
-cmd_quit(struct session *s, char *arg)
-{
-	(void)arg;
-	ctrl_reply(&s->ctrl, 221, "Goodbye.");
-	_exit(0);
-}
-
-static void
-cmd_noop(struct session *s, char *arg)
-{
-	(void)arg;
-	ctrl_reply(&s->ctrl, 200, "NOOP ok.");
-}
-
-static void
-cmd_syst(struct session *s, char *arg)
-{
-	(void)arg;
-	ctrl_reply(&s->ctrl, 215, "UNIX Type: L8");
-}
-
-static void
-cmd_feat_row(struct session *s, char *arg)
-{
-	cmd_feat(s, arg);
-}
-
-static void
-cmd_opts_row(struct session *s, char *arg)
-{
-	cmd_opts(s, arg);
-}
-
-static void
-cmd_help_row(struct session *s, char *arg)
-{
-	cmd_help(s, arg);
 }
 
 static void
@@ -316,6 +390,82 @@ cmd_rnto(struct session *s, char *arg)
 	ctrl_reply(&s->ctrl, 250, "Rename successful.");
 }
 
+/* The largest mode SITE CHMOD sets (with setuid, setgid, sticky) and SITE UMASK takes. */
+#define CHMOD_MODE_MAX 07777
+#define UMASK_MAX 0777
+
+/*
+ * An octal mode: one or more digits 0-7 and nothing else (no sign, no
+ * space, which strtoul would take), at most max. Returns 0 or -1.
+ */
+static int
+parse_mode(const char *text, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+	const char *p;
+
+	if (text[0] == '\0')
+		return -1;
+	for (p = text; *p != '\0'; p++) {
+		if (*p < '0' || *p > '7')
+			return -1;
+		v = v * 8 + (unsigned long)(*p - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void
+site_umask(struct session *s, const char *arg)
+{
+	mode_t old = umask(0);
+	unsigned long v;
+
+	umask(old);
+	if (arg[0] == '\0') {
+		ctrl_reply(&s->ctrl, 200, "Your current UMASK is 0%03o", (unsigned)old);
+		return;
+	}
+	if (parse_mode(arg, UMASK_MAX, &v) != 0) {
+		ctrl_reply(&s->ctrl, 501, "Bad UMASK value.");
+		return;
+	}
+	umask((mode_t)v);
+	ctrl_reply(&s->ctrl, 200, "UMASK set to 0%03lo", v);
+}
+
+/* "<octal> <path>": the path is everything after the first space. */
+static void
+site_chmod(struct session *s, char *arg)
+{
+	char *path = strchr(arg, ' ');
+	unsigned long v;
+
+	if (s->anonymous || !may_write(s, W_OTHER)) {
+		ctrl_reply(&s->ctrl, 550, "Permission denied.");
+		return;
+	}
+	if (path == NULL) {
+		ctrl_reply(&s->ctrl, 501, "SITE CHMOD needs 2 arguments.");
+		return;
+	}
+	*path++ = '\0';
+	if (parse_mode(arg, CHMOD_MODE_MAX, &v) != 0) {
+		ctrl_reply(&s->ctrl, 501, "Bad mode.");
+		return;
+	}
+	if (!check_path(s, path))
+		return;
+	if (chmod(path, (mode_t)v) != 0) {
+		ctrl_reply(&s->ctrl, 550, "SITE CHMOD command failed.");
+		return;
+	}
+	worker_xferlog(s, "CHMOD %s 0%lo", path, v);
+	ctrl_reply(&s->ctrl, 200, "SITE CHMOD command ok.");
+}
+
 /* SITE CHMOD <octal> <path>, SITE UMASK [<octal>], SITE HELP. */
 static void
 cmd_site(struct session *s, char *arg)
@@ -326,61 +476,16 @@ cmd_site(struct session *s, char *arg)
 		*rest++ = '\0';
 	else
 		rest = sub + strlen(sub);
-	if (tw_strcaseeq(sub, "TWTEST") && testhook_run(s, rest)) {
+	if (tw_strcaseeq(sub, TESTHOOK_SITE_WORD) && testhook_run(s, rest))
 		return;
-	} else if (tw_strcaseeq(sub, "HELP")) {
+	if (tw_strcaseeq(sub, "HELP"))
 		ctrl_reply(&s->ctrl, 214, "CHMOD UMASK HELP");
-	} else if (tw_strcaseeq(sub, "UMASK")) {
-		mode_t old = umask(0);
-		char *end;
-		unsigned long v;
-
-		umask(old);
-		if (*rest == '\0') {
-			ctrl_reply(&s->ctrl, 200, "Your current UMASK is 0%03o", (unsigned)old);
-			return;
-		}
-		errno = 0;
-		v = strtoul(rest, &end, 8);
-		if (errno != 0 || *end != '\0' || v > 0777 || rest[0] < '0' || rest[0] > '7') {
-			ctrl_reply(&s->ctrl, 501, "Bad UMASK value.");
-			return;
-		}
-		umask((mode_t)v);
-		ctrl_reply(&s->ctrl, 200, "UMASK set to 0%03lo", v);
-	} else if (tw_strcaseeq(sub, "CHMOD")) {
-		char *path = strchr(rest, ' ');
-		unsigned long v;
-		char *end;
-
-		if (s->anonymous || !check_write(s, W_OTHER)) {
-			if (s->anonymous)
-				ctrl_reply(&s->ctrl, 550, "Permission denied.");
-			return;
-		}
-		if (path == NULL) {
-			ctrl_reply(&s->ctrl, 501, "SITE CHMOD needs 2 arguments.");
-			return;
-		}
-		*path++ = '\0';
-		errno = 0;
-		v = strtoul(rest, &end, 8);
-		if (errno != 0 || *end != '\0' || v > 07777 || rest[0] < '0' || rest[0] > '7' ||
-		    !check_path(s, path))
-		{
-			if (errno != 0 || *end != '\0' || v > 07777)
-				ctrl_reply(&s->ctrl, 501, "Bad mode.");
-			return;
-		}
-		if (chmod(path, (mode_t)v) != 0) {
-			ctrl_reply(&s->ctrl, 550, "SITE CHMOD command failed.");
-			return;
-		}
-		worker_xferlog(s, "CHMOD %s 0%lo", path, v);
-		ctrl_reply(&s->ctrl, 200, "SITE CHMOD command ok.");
-	} else {
+	else if (tw_strcaseeq(sub, "UMASK"))
+		site_umask(s, rest);
+	else if (tw_strcaseeq(sub, "CHMOD"))
+		site_chmod(s, rest);
+	else
 		ctrl_reply(&s->ctrl, 500, "Unknown SITE command.");
-	}
 }
 
 static void
@@ -397,22 +502,30 @@ cmd_type(struct session *s, char *arg)
 	}
 }
 
+/*
+ * MODE and STRU: of RFC 959's transfer modes and file structures we run
+ * only stream mode and file structure, the defaults every client uses.
+ */
+static void
+accept_only(struct session *s, const char *arg, const char *only, const char *what,
+	    const char *verb)
+{
+	if (tw_strcaseeq(arg, only))
+		ctrl_reply(&s->ctrl, 200, "%s set to %s.", what, only);
+	else
+		ctrl_reply(&s->ctrl, 504, "Bad %s command.", verb);
+}
+
 static void
 cmd_mode(struct session *s, char *arg)
 {
-	if (tw_strcaseeq(arg, "S"))
-		ctrl_reply(&s->ctrl, 200, "Mode set to S.");
-	else
-		ctrl_reply(&s->ctrl, 504, "Bad MODE command.");
+	accept_only(s, arg, "S", "Mode", "MODE");
 }
 
 static void
 cmd_stru(struct session *s, char *arg)
 {
-	if (tw_strcaseeq(arg, "F"))
-		ctrl_reply(&s->ctrl, 200, "Structure set to F.");
-	else
-		ctrl_reply(&s->ctrl, 504, "Bad STRU command.");
+	accept_only(s, arg, "F", "Structure", "STRU");
 }
 
 static void
@@ -457,7 +570,7 @@ static void
 cmd_mdtm(struct session *s, char *arg)
 {
 	struct stat st;
-	char stamp[32];
+	char stamp[MDTM_STAMP_MAX];
 
 	if (!check_path(s, arg))
 		return;
@@ -472,7 +585,7 @@ cmd_mdtm(struct session *s, char *arg)
 static void
 cmd_mlst(struct session *s, char *arg)
 {
-	char line[PATH_MAX + 512];
+	char line[MLST_LINE_MAX];
 	const char *path = arg[0] != '\0' ? arg : ".";
 	struct stat st;
 
@@ -496,7 +609,7 @@ cmd_mlst(struct session *s, char *arg)
 static void
 cmd_stat(struct session *s, char *arg)
 {
-	char host[64] = "?";
+	char host[INET6_ADDRSTRLEN] = "?";
 
 	if (arg[0] != '\0') {
 		data_cmd_stat_list(s, arg);
@@ -507,7 +620,8 @@ cmd_stat(struct session *s, char *arg)
 			? (const void *)&((const struct sockaddr_in *)&s->peer)->sin_addr
 			: (const void *)&((const struct sockaddr_in6 *)&s->peer)->sin6_addr;
 
-		inet_ntop(s->peer.ss_family, a, host, sizeof(host));
+		if (inet_ntop(s->peer.ss_family, a, host, sizeof(host)) == NULL)
+			tw_strlcpy(host, "?", sizeof(host));
 	}
 	ctrl_reply_cont(&s->ctrl, 211, "FTP server status:");
 	ctrl_reply_raw(&s->ctrl, "     Connected to %s", host);
@@ -576,87 +690,227 @@ cmd_stou(struct session *s, char *arg)
 	data_cmd_store(s, arg[0] != '\0' ? arg : base, 0, 1);
 }
 
-enum { ARG_NONE_OK = 0, ARG_REQUIRED = 1 };
+/*
+ * Verbs of other protocols: a browser or mail client tricked into talking
+ * to us before login (cross-protocol attacks) gets the connection closed,
+ * not replies it might interpret.
+ */
+static int
+is_foreign_verb(const char *verb)
+{
+	static const char *const foreign[] = {
+		"GET", "POST", "HEAD", "PUT", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+		"DELETE", "HELO", "EHLO", "MAIL", "RCPT", "DATA", "STARTTLS",
+	};
+	size_t i;
 
-static const struct command {
-	const char *verb;
-	void (*fn)(struct session *, char *);
-	int arg;
-} commands[] = {
-	{ "USER", cmd_user, ARG_NONE_OK },
-	{ "PASS", cmd_pass, ARG_NONE_OK },
-	{ "ACCT", cmd_acct, ARG_NONE_OK },
-	{ "QUIT", cmd_quit, ARG_NONE_OK },
-	{ "NOOP", cmd_noop, ARG_NONE_OK },
-	{ "SYST", cmd_syst, ARG_NONE_OK },
-	{ "FEAT", cmd_feat_row, ARG_NONE_OK },
-	{ "OPTS", cmd_opts_row, ARG_REQUIRED },
-	{ "HELP", cmd_help_row, ARG_NONE_OK },
-	{ "STAT", cmd_stat, ARG_NONE_OK },
-	{ "PWD", cmd_pwd, ARG_NONE_OK },
-	{ "XPWD", cmd_pwd, ARG_NONE_OK },
-	{ "CWD", cmd_cwd, ARG_REQUIRED },
-	{ "XCWD", cmd_cwd, ARG_REQUIRED },
-	{ "CDUP", cmd_cdup, ARG_NONE_OK },
-	{ "XCUP", cmd_cdup, ARG_NONE_OK },
-	{ "MKD", cmd_mkd, ARG_REQUIRED },
-	{ "XMKD", cmd_mkd, ARG_REQUIRED },
-	{ "RMD", cmd_rmd, ARG_REQUIRED },
-	{ "XRMD", cmd_rmd, ARG_REQUIRED },
-	{ "DELE", cmd_dele, ARG_REQUIRED },
-	{ "RNFR", cmd_rnfr, ARG_REQUIRED },
-	{ "RNTO", cmd_rnto, ARG_REQUIRED },
-	{ "SITE", cmd_site, ARG_REQUIRED },
-	{ "TYPE", cmd_type, ARG_REQUIRED },
-	{ "MODE", cmd_mode, ARG_REQUIRED },
-	{ "STRU", cmd_stru, ARG_REQUIRED },
-	{ "ALLO", cmd_allo, ARG_NONE_OK },
-	{ "REST", cmd_rest, ARG_REQUIRED },
-	{ "SIZE", cmd_size, ARG_REQUIRED },
-	{ "MDTM", cmd_mdtm, ARG_REQUIRED },
-	{ "MLST", cmd_mlst, ARG_NONE_OK },
-	{ "MLSD", cmd_mlsd, ARG_NONE_OK },
-	{ "LIST", cmd_list, ARG_NONE_OK },
-	{ "NLST", cmd_nlst, ARG_NONE_OK },
-	{ "PASV", cmd_pasv, ARG_NONE_OK },
-	{ "EPSV", cmd_epsv, ARG_NONE_OK },
-	{ "PORT", cmd_port, ARG_REQUIRED },
-	{ "EPRT", cmd_eprt, ARG_REQUIRED },
-	{ "RETR", cmd_retr, ARG_REQUIRED },
-	{ "STOR", cmd_stor, ARG_REQUIRED },
-	{ "APPE", cmd_appe, ARG_REQUIRED },
-	{ "STOU", cmd_stou, ARG_NONE_OK },
-	{ "ABOR", cmd_abor, ARG_NONE_OK },
+	for (i = 0; i < TW_ARRAY_LEN(foreign); i++)
+		if (tw_strcaseeq(verb, foreign[i]))
+			return 1;
+	return 0;
+}
+
+typedef void verb_handler(struct session *, char *);
+
+enum verb_arg { ARG_OPTIONAL, ARG_REQUIRED };
+
+/*
+ * The verb table, in alphabetical order (HELP and FEAT list in table
+ * order). Columns:
+ *   before  what the verb does before login. NULL: it needs a login (530).
+ *           DESIGN.md: only the login, TLS set-up and harmless informational
+ *           verbs work before login.
+ *   after   what it does after login. NULL: unknown after login (500,
+ *           counted like any unknown verb): TLS set-up, which must come
+ *           before login, and verbs we do not implement (SMNT, REIN, LPRT,
+ *           LPSV), which before login still only get 530.
+ *   arg     ARG_REQUIRED: after login an empty argument gets 501 and the
+ *           handler never sees it. Before login the verbs that work take
+ *           an empty argument themselves, and the rest get 530 whatever
+ *           it is.
+ *   feat    the verb's FEAT line (RFC 2389), or NULL.
+ * HELP lists the verbs that work after login.
+ */
+static const struct verb {
+	const char *name;
+	verb_handler *before;
+	verb_handler *after;
+	enum verb_arg arg;
+	const char *feat;
+} verbs[] = {
+	/* name    before login     after login  argument      FEAT line */
+	{ "ABOR", NULL,            cmd_abor,    ARG_OPTIONAL, NULL },
+	{ "ACCT", NULL,            cmd_acct,    ARG_OPTIONAL, NULL },
+	{ "ALLO", NULL,            cmd_allo,    ARG_OPTIONAL, NULL },
+	{ "APPE", NULL,            cmd_appe,    ARG_REQUIRED, NULL },
+	{ "AUTH", login_auth,      NULL,        ARG_OPTIONAL, NULL },
+	{ "CDUP", NULL,            cmd_cdup,    ARG_OPTIONAL, NULL },
+	{ "CWD",  NULL,            cmd_cwd,     ARG_REQUIRED, NULL },
+	{ "DELE", NULL,            cmd_dele,    ARG_REQUIRED, NULL },
+	{ "EPRT", NULL,            cmd_eprt,    ARG_REQUIRED, "EPRT" },
+	{ "EPSV", NULL,            cmd_epsv,    ARG_OPTIONAL, "EPSV" },
+	{ "FEAT", cmd_feat,        cmd_feat,    ARG_OPTIONAL, NULL },
+	{ "HELP", cmd_help,        cmd_help,    ARG_OPTIONAL, NULL },
+	{ "LIST", NULL,            cmd_list,    ARG_OPTIONAL, NULL },
+	{ "LPRT", NULL,            NULL,        ARG_OPTIONAL, NULL },
+	{ "LPSV", NULL,            NULL,        ARG_OPTIONAL, NULL },
+	{ "MDTM", NULL,            cmd_mdtm,    ARG_REQUIRED, "MDTM" },
+	{ "MKD",  NULL,            cmd_mkd,     ARG_REQUIRED, NULL },
+	{ "MLSD", NULL,            cmd_mlsd,    ARG_OPTIONAL, NULL },
+	{ "MLST", NULL,            cmd_mlst,    ARG_OPTIONAL, "MLST" },
+	{ "MODE", NULL,            cmd_mode,    ARG_REQUIRED, NULL },
+	{ "NLST", NULL,            cmd_nlst,    ARG_OPTIONAL, NULL },
+	{ "NOOP", cmd_noop,        cmd_noop,    ARG_OPTIONAL, NULL },
+	{ "OPTS", cmd_opts,        cmd_opts,    ARG_REQUIRED, NULL },
+	{ "PASS", login_pass,      cmd_pass,    ARG_OPTIONAL, NULL },
+	{ "PASV", NULL,            cmd_pasv,    ARG_OPTIONAL, "PASV" },
+	{ "PBSZ", login_pbsz_prot, NULL,        ARG_OPTIONAL, NULL },
+	{ "PORT", NULL,            cmd_port,    ARG_REQUIRED, NULL },
+	{ "PROT", login_pbsz_prot, NULL,        ARG_OPTIONAL, NULL },
+	{ "PWD",  NULL,            cmd_pwd,     ARG_OPTIONAL, NULL },
+	{ "QUIT", cmd_quit,        cmd_quit,    ARG_OPTIONAL, NULL },
+	{ "REIN", NULL,            NULL,        ARG_OPTIONAL, NULL },
+	{ "REST", NULL,            cmd_rest,    ARG_REQUIRED, "REST STREAM" },
+	{ "RETR", NULL,            cmd_retr,    ARG_REQUIRED, NULL },
+	{ "RMD",  NULL,            cmd_rmd,     ARG_REQUIRED, NULL },
+	{ "RNFR", NULL,            cmd_rnfr,    ARG_REQUIRED, NULL },
+	{ "RNTO", NULL,            cmd_rnto,    ARG_REQUIRED, NULL },
+	{ "SITE", login_site,      cmd_site,    ARG_REQUIRED, NULL },
+	{ "SIZE", NULL,            cmd_size,    ARG_REQUIRED, "SIZE" },
+	{ "SMNT", NULL,            NULL,        ARG_OPTIONAL, NULL },
+	{ "STAT", NULL,            cmd_stat,    ARG_OPTIONAL, NULL },
+	{ "STOR", NULL,            cmd_stor,    ARG_REQUIRED, NULL },
+	{ "STOU", NULL,            cmd_stou,    ARG_OPTIONAL, NULL },
+	{ "STRU", NULL,            cmd_stru,    ARG_REQUIRED, NULL },
+	{ "SYST", cmd_syst,        cmd_syst,    ARG_OPTIONAL, NULL },
+	{ "TYPE", NULL,            cmd_type,    ARG_REQUIRED, NULL },
+	{ "USER", login_user,      cmd_user,    ARG_OPTIONAL, NULL },
+	{ "XCUP", NULL,            cmd_cdup,    ARG_OPTIONAL, NULL },
+	{ "XCWD", NULL,            cmd_cwd,     ARG_REQUIRED, NULL },
+	{ "XMKD", NULL,            cmd_mkd,     ARG_REQUIRED, NULL },
+	{ "XPWD", NULL,            cmd_pwd,     ARG_OPTIONAL, NULL },
+	{ "XRMD", NULL,            cmd_rmd,     ARG_REQUIRED, NULL },
 };
+
+/*
+ * Features that are no one verb's: TVFS (RFC 3659: paths are Unix-like)
+ * and UTF8 (RFC 2640: names pass through as UTF-8 bytes). They sort after
+ * every verb's line.
+ */
+static const char *const other_features[] = { "TVFS", "UTF8" };
+
+static void
+cmd_feat(struct session *s, char *arg)
+{
+	char facts[MLST_FACTS_TEXT_MAX];
+	size_t i;
+
+	(void)arg;
+	list_format_mlst_feat(facts, sizeof(facts), s->mlst_facts);
+	ctrl_reply_cont(&s->ctrl, 211, "Features:");
+	for (i = 0; i < TW_ARRAY_LEN(verbs); i++) {
+		const char *feat = verbs[i].feat;
+
+		/* RFC 3659 7.8: the MLST line names the facts, selected marked. */
+		if (feat != NULL && tw_strcaseeq(feat, "MLST"))
+			ctrl_reply_raw(&s->ctrl, " %s %s", feat, facts);
+		else if (feat != NULL)
+			ctrl_reply_raw(&s->ctrl, " %s", feat);
+	}
+	for (i = 0; i < TW_ARRAY_LEN(other_features); i++)
+		ctrl_reply_raw(&s->ctrl, " %s", other_features[i]);
+	ctrl_reply(&s->ctrl, 211, "End");
+}
+
+/* HELP's verb lines: so many verbs, each padded to this width. */
+#define HELP_VERBS_PER_LINE 14
+#define HELP_VERB_WIDTH 4
+
+static void
+help_line_flush(struct session *s, char *line, size_t *len)
+{
+	/* The last verb's padding is not sent. */
+	while (*len > 0 && line[*len - 1] == ' ')
+		(*len)--;
+	ctrl_reply_raw(&s->ctrl, "%.*s", (int)*len, line);
+	*len = 0;
+}
+
+static void
+cmd_help(struct session *s, char *arg)
+{
+	char line[HELP_VERBS_PER_LINE * (HELP_VERB_WIDTH + 1) + 1];
+	size_t i, len = 0, listed = 0;
+	int w;
+
+	(void)arg;
+	ctrl_reply_cont(&s->ctrl, 214, "The following commands are recognized.");
+	for (i = 0; i < TW_ARRAY_LEN(verbs); i++) {
+		if (verbs[i].after == NULL)
+			continue;
+		w = strlen(verbs[i].name) > HELP_VERB_WIDTH ? -1 :
+		    tw_snprintf(line + len, sizeof(line) - len, " %-*s", HELP_VERB_WIDTH,
+				verbs[i].name);
+		if (w < 0)
+			bug("%s: verb %s is wider than HELP's column", __func__, verbs[i].name);
+		len += (size_t)w;
+		if (++listed % HELP_VERBS_PER_LINE == 0)
+			help_line_flush(s, line, &len);
+	}
+	if (len > 0)
+		help_line_flush(s, line, &len);
+	ctrl_reply(&s->ctrl, 214, "Help OK.");
+}
+
+static void
+unknown_verb(struct session *s, const char *verb)
+{
+	if (!s->logged_in && is_foreign_verb(verb)) {
+		worker_log(s, "closing session: %.*s is not an FTP command", LOGGED_VERB_MAX, verb);
+		_exit(0);
+	}
+	if (++s->unknown_cmds > MAX_UNKNOWN_COMMANDS)
+		worker_exit_reply(s, 421, "Too many unknown commands.");
+	ctrl_reply(&s->ctrl, 500, "Unknown command.");
+}
+
+static const struct verb *
+find_verb(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(verbs); i++)
+		if (tw_strcaseeq(name, verbs[i].name))
+			return &verbs[i];
+	return NULL;
+}
 
 void
 cmd_dispatch(struct session *s, char *line)
 {
 	char *arg = strchr(line, ' ');
-	size_t i;
+	const struct verb *v;
+	verb_handler *fn;
 
 	if (arg != NULL)
 		*arg++ = '\0';
 	else
 		arg = line + strlen(line);
-	for (i = 0; i < TW_ARRAY_LEN(commands); i++) {
-		const struct command *c = &commands[i];
-
-		if (!tw_strcaseeq(line, c->verb))
-			continue;
-		if (c->arg == ARG_REQUIRED && arg[0] == '\0') {
-			ctrl_reply(&s->ctrl, 501, "%s needs an argument.", c->verb);
-			return;
-		}
-		/* RNTO must follow RNFR directly (RFC 959 4.1.3). */
-		if (c->fn != cmd_rnto && c->fn != cmd_rnfr)
-			s->have_rnfr = 0;
-		c->fn(s, arg);
+	v = find_verb(line);
+	fn = v == NULL ? NULL : s->logged_in ? v->after : v->before;
+	if (fn == NULL) {
+		if (v != NULL && !s->logged_in)
+			ctrl_reply(&s->ctrl, 530, "Please login with USER and PASS.");
+		else
+			unknown_verb(s, line);
 		return;
 	}
-	if (++s->unknown_cmds > MAX_UNKNOWN_COMMANDS) {
-		ctrl_reply(&s->ctrl, 421, "Too many unknown commands.");
-		_exit(0);
+	if (s->logged_in && v->arg == ARG_REQUIRED && arg[0] == '\0') {
+		ctrl_reply(&s->ctrl, 501, "%s needs an argument.", v->name);
+		return;
 	}
-	ctrl_reply(&s->ctrl, 500, "Unknown command.");
+	/* RNTO must follow RNFR directly (RFC 959 4.1.3). */
+	if (fn != cmd_rnto && fn != cmd_rnfr)
+		s->have_rnfr = 0;
+	fn(s, arg);
 }

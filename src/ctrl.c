@@ -3,6 +3,7 @@
  * one writer for every reply.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -15,9 +16,15 @@
 
 #include "src/common/reply.h"
 #include "src/common/util.h"
+#include "src/proto/ctrlline.h"
 #include "src/worker.h"
 
-#define TELNET_IAC 0xff
+/* How long a reply write waits for room before it tries again. */
+#define CTRL_WRITE_WAIT_MS 1000
+/* How much of a command line one peek looks at for its LF. */
+#define CTRL_PEEK_CHUNK 1024
+#define MS_PER_S 1000
+#define NS_PER_MS 1000000
 
 void
 ctrl_init(struct ctrl *c, int fd)
@@ -25,18 +32,22 @@ ctrl_init(struct ctrl *c, int fd)
 	int one = 1;
 
 	c->fd = fd;
-	c->in_transfer = 0;
 	/*
 	 * Clients send ABOR as urgent data (Python's ftplib sends the whole
-	 * "ABOR\r\n" with MSG_OOB); inline it so the LF is not lost.
+	 * "ABOR\r\n" with MSG_OOB); inline it so the LF is not lost. Without
+	 * it ABOR during a transfer is never seen: the session cannot run as
+	 * promised, so it does not run at all.
 	 */
-	setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one)) != 0)
+		die("setsockopt SO_OOBINLINE: %s", strerror(errno));
 	/*
 	 * Replies are small and often come in pairs (150 ... 226): with
 	 * Nagle the second waits for the client's delayed ACK, 40 ms per
-	 * transfer.
+	 * transfer. Best effort: a failure costs only that latency, and a
+	 * control socket that is not TCP (EOPNOTSUPP: a socketpair from a
+	 * relay or a test) has no Nagle to turn off.
 	 */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 void
@@ -51,7 +62,7 @@ ctrl_write(struct ctrl *c, const char *buf, size_t len)
 			if (errno == EAGAIN) {
 				struct pollfd p = { c->fd, POLLOUT, 0 };
 
-				(void)poll(&p, 1, 1000);
+				(void)poll(&p, 1, CTRL_WRITE_WAIT_MS);
 				continue;
 			}
 			die("control connection lost: %s", strerror(errno));
@@ -61,49 +72,39 @@ ctrl_write(struct ctrl *c, const char *buf, size_t len)
 	}
 }
 
-static void __attribute__((format(printf, 4, 0)))
-ctrl_vreply(struct ctrl *c, int code, char sep, const char *fmt, va_list ap)
+void
+ctrl_replyf(struct ctrl *c, int code, char sep, const char *fmt, ...)
 {
 	char line[REPLY_MAX_LINE];
-
-	ctrl_write(c, line, reply_vformat(line, sizeof(line), code, sep, fmt, ap));
-}
-
-void
-ctrl_reply(struct ctrl *c, int code, const char *fmt, ...)
-{
 	va_list ap;
+	size_t n;
 
 	va_start(ap, fmt);
-	ctrl_vreply(c, code, ' ', fmt, ap);
+	n = reply_vformat(line, sizeof(line), code, sep, fmt, ap);
 	va_end(ap);
+	ctrl_write(c, line, n);
 }
 
-void
-ctrl_reply_cont(struct ctrl *c, int code, const char *fmt, ...)
+/*
+ * Deadlines run on the monotonic clock: a wall clock stepped by NTP or
+ * an operator must not end a session early or keep it past its timeout.
+ */
+static long long
+monotonic_ms(void)
 {
-	va_list ap;
+	struct timespec now;
 
-	va_start(ap, fmt);
-	ctrl_vreply(c, code, '-', fmt, ap);
-	va_end(ap);
+	if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+		die("clock_gettime: %s", strerror(errno));
+	return (long long)now.tv_sec * MS_PER_S + now.tv_nsec / NS_PER_MS;
 }
 
-void
-ctrl_reply_raw(struct ctrl *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	ctrl_vreply(c, 0, ' ', fmt, ap);
-	va_end(ap);
-}
-
+/* timeout_ms < 0: wait forever. */
 static int
-wait_readable(int fd, unsigned timeout_s)
+wait_readable(int fd, long long timeout_ms)
 {
 	struct pollfd p = { fd, POLLIN, 0 };
-	int ms = timeout_s == 0 ? -1 : (int)(timeout_s * 1000);
+	int ms = timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
 	int rc;
 
 	do {
@@ -112,58 +113,23 @@ wait_readable(int fd, unsigned timeout_s)
 	return rc;
 }
 
-/*
- * Removes telnet IAC sequences (RFC 854) that clients put before ABOR
- * (IAC IP, IAC DM) and unescapes IAC IAC; maps CR NUL to CR (RFC 2640).
- * Returns the new length, or -1 if a NUL remains.
- */
-static ssize_t
-clean_line(char *buf, size_t n)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)buf[i];
-
-		if (ch == TELNET_IAC && i + 1 < n) {
-			unsigned char nx = (unsigned char)buf[i + 1];
-
-			i++;
-			if (nx == TELNET_IAC)
-				buf[o++] = (char)TELNET_IAC;
-			else if ((nx == 251 || nx == 252 || nx == 253 || nx == 254) && i + 1 < n)
-				i++;	/* WILL/WONT/DO/DONT carry an option byte */
-			continue;
-		}
-		if (ch == '\0') {
-			if (o > 0 && buf[o - 1] == '\r')
-				continue;
-			return -1;
-		}
-		buf[o++] = (char)ch;
-	}
-	return (ssize_t)o;
-}
-
 int
 ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 {
 	size_t len = 0;
-	time_t deadline = timeout_s ? time(NULL) + timeout_s : 0;
+	long long deadline = timeout_s ? monotonic_ms() + (long long)timeout_s * MS_PER_S : 0;
 
 	for (;;) {
-		char peek[1024];
+		char peek[CTRL_PEEK_CHUNK];
 		ssize_t n;
 		char *lf;
 		size_t take;
-		unsigned left = 0;
+		long long left = -1;
 
 		if (deadline) {
-			time_t now = time(NULL);
-
-			if (now >= deadline)
+			left = deadline - monotonic_ms();
+			if (left <= 0)
 				return CTRL_TIMEOUT;
-			left = (unsigned)(deadline - now);
 		}
 		if (wait_readable(c->fd, left) == 0)
 			return CTRL_TIMEOUT;
@@ -183,33 +149,10 @@ ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 		if (lf != NULL)
 			break;
 	}
-	/* Strip LF and an optional CR before it. */
-	len--;
-	if (len > 0 && buf[len - 1] == '\r')
-		len--;
-	{
-		ssize_t cl = clean_line(buf, len);
-
-		if (cl < 0)
-			return CTRL_BAD;
-		buf[cl] = '\0';
-	}
+	/* The LF is at buf[len - 1]: the command ends before it. */
+	if (ctrlline_parse(buf, len - 1) < 0)
+		return CTRL_BAD;
 	return CTRL_LINE;
-}
-
-/* Whether buf is nothing but whole Telnet commands (IAC x, x != IAC). */
-static int
-telnet_only(const char *buf, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || n % 2 != 0)
-		return 0;
-	for (i = 0; i < n; i += 2)
-		if ((unsigned char)buf[i] != TELNET_IAC || (unsigned char)buf[i + 1] < 0xf0 ||
-		    (unsigned char)buf[i + 1] == TELNET_IAC)
-			return 0;
-	return 1;
 }
 
 int
@@ -219,7 +162,6 @@ ctrl_peek_abor(struct ctrl *c)
 	ssize_t n = recv(c->fd, peek, sizeof(peek), MSG_PEEK | MSG_DONTWAIT);
 	char *lf;
 	size_t len;
-	ssize_t cl;
 
 	if (n == 0)
 		return CTRL_PEEK_EOF;
@@ -234,29 +176,18 @@ ctrl_peek_abor(struct ctrl *c)
 		 * Telnet IP before a Synch (IAC IP, IAC DM ABOR) shows up
 		 * alone: take such pure Telnet commands, they carry no data.
 		 */
-		if (telnet_only(peek, (size_t)n)) {
+		if (ctrlline_telnet_only(peek, (size_t)n)) {
 			if (recv(c->fd, peek, (size_t)n, 0) != n)
 				return CTRL_PEEK_EOF;
 			return CTRL_PEEK_AGAIN;
 		}
 		return CTRL_PEEK_PARTIAL;
 	}
-	len = (size_t)(lf - peek);
-	if (len > 0 && peek[len - 1] == '\r')
-		len--;
-	cl = clean_line(peek, len);
-	if (cl < 0)
-		return CTRL_PEEK_OTHER;
-	peek[cl] = '\0';
-	if (!tw_strcaseeq(peek, "ABOR"))
-		return CTRL_PEEK_OTHER;
-	/* Take exactly the ABOR line, nothing after it. */
+	/* Take exactly the ABOR line (with its LF), nothing after it. */
 	len = (size_t)(lf - peek) + 1;
-	{
-		char sink[CTRL_MAX_LINE];
-
-		if (recv(c->fd, sink, len, 0) != (ssize_t)len)
-			return CTRL_PEEK_EOF;
-	}
+	if (ctrlline_parse(peek, len - 1) < 0 || !tw_strcaseeq(peek, "ABOR"))
+		return CTRL_PEEK_OTHER;
+	if (recv(c->fd, peek, len, 0) != (ssize_t)len)
+		return CTRL_PEEK_EOF;
 	return CTRL_PEEK_ABOR;
 }

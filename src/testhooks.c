@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,19 @@
 
 #if TW_TEST_HOOKS
 
+/* The action's name, e.g. "socket_inet". */
+#define TESTHOOK_ACTION_MAX 64
+/*
+ * The target of kill and ptrace when none is named: init, the process an
+ * escaped worker would most like to reach.
+ */
+#define TESTHOOK_DEFAULT_PID 1
+
 static long
 attempt(const char *action, const char *arg)
 {
 	char *const argv[] = { (char *)"/bin/true", NULL };
-	long pid = arg[0] != '\0' ? strtol(arg, NULL, 10) : 1;
+	long pid = arg[0] != '\0' ? strtol(arg, NULL, 10) : TESTHOOK_DEFAULT_PID;
 
 	if (strcmp(action, "execve") == 0)
 		return execve("/bin/true", argv, argv + 1);
@@ -48,7 +57,7 @@ attempt(const char *action, const char *arg)
 	if (strcmp(action, "open_write") == 0)
 		return open(arg, O_WRONLY | O_CREAT, 0644);
 	if (strcmp(action, "unshare") == 0)
-		return syscall(SYS_unshare, 0x40000000 /* CLONE_NEWNET */);
+		return syscall(SYS_unshare, CLONE_NEWNET);
 	errno = EINVAL;
 	return -2;
 }
@@ -56,7 +65,7 @@ attempt(const char *action, const char *arg)
 int
 testhook_run(struct session *s, const char *arg)
 {
-	char action[64];
+	char action[TESTHOOK_ACTION_MAX];
 	const char *sp = strchr(arg, ' ');
 	size_t n = sp != NULL ? (size_t)(sp - arg) : strlen(arg);
 	long rc;

@@ -23,7 +23,6 @@ struct tw_config;
 
 struct ctrl {
 	int fd;
-	int in_transfer;	/* a data transfer is running */
 };
 
 /* Facts the monitor hands to a post-login worker. */
@@ -42,13 +41,10 @@ struct session {
 
 	int logged_in;
 	int anonymous;
-	int chrooted;
 	char user[IPC_MAX_USER + 1];
-	unsigned login_fails;
 	unsigned unknown_cmds;
 
 	int ascii;			/* TYPE A */
-	int utf8;			/* OPTS UTF8 ON (we always pass bytes through) */
 	unsigned mlst_facts;
 	unsigned long long rest;	/* REST offset for the next RETR/STOR */
 	int have_rnfr;			/* the RNFR path is in rnfr_path (commands.c) */
@@ -65,6 +61,9 @@ void worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 	__attribute__((noreturn));
 void worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
 			  const struct worker_login *login) __attribute__((noreturn));
+/* Sends one last reply and ends the session. */
+void worker_exit_reply(struct session *s, int code, const char *text)
+	__attribute__((noreturn));
 
 /* --- ctrl.c: the control channel --- */
 enum ctrl_read {
@@ -96,31 +95,33 @@ enum ctrl_peek {
 	CTRL_PEEK_AGAIN,	/* took Telnet commands before the urgent mark: look again */
 };
 int ctrl_peek_abor(struct ctrl *c);
-/* One reply line: "CODE text\r\n". All replies go through ctrl_write. */
-void ctrl_reply(struct ctrl *c, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/*
+ * One reply line, "CODE<sep>text\r\n": sep '-' marks a line of a
+ * multi-line reply, code 0 writes the text alone. All replies go through
+ * ctrl_write.
+ */
+void ctrl_replyf(struct ctrl *c, int code, char sep, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* One reply line: "CODE text\r\n". */
+#define ctrl_reply(c, code, ...)	ctrl_replyf((c), (code), ' ', __VA_ARGS__)
 /* A line of a multi-line reply: "CODE-text\r\n". */
-void ctrl_reply_cont(struct ctrl *c, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#define ctrl_reply_cont(c, code, ...)	ctrl_replyf((c), (code), '-', __VA_ARGS__)
 /* A raw line (e.g. " text" inside a multi-line reply); CRLF appended. */
-void ctrl_reply_raw(struct ctrl *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#define ctrl_reply_raw(c, ...)		ctrl_replyf((c), 0, ' ', __VA_ARGS__)
 /* Writes all of buf or dies (the client is gone). */
 void ctrl_write(struct ctrl *c, const char *buf, size_t len);
 
-/* --- commands.c --- */
-/* Handles one command line in the post-login (or pre-login) state. */
+/* --- commands.c: the verb table --- */
+/* Handles one command line in the session's state (s->logged_in). */
 void cmd_dispatch(struct session *s, char *line);
-/* Shared by both states. */
-void cmd_feat(struct session *s, const char *arg);
-void cmd_opts(struct session *s, const char *arg);
-void cmd_help(struct session *s, const char *arg);
 
 /*
  * testhooks.c: SITE TWTEST (test builds only). Returns 1 when it handled
  * the command, 0 when hooks are compiled out.
  */
 int testhook_run(struct session *s, const char *arg);
+/* The SITE subcommand of the hooks: "SITE TWTEST <action> [arg]". */
+#define TESTHOOK_SITE_WORD "TWTEST"
 
 /* A transfer or file-change line: logged only with xferlog_enable. */
 void worker_xferlog(struct session *s, const char *fmt, ...)

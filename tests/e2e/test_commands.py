@@ -247,6 +247,24 @@ def test_site_chmod(sess):
     assert rc(f, "SITE CHMOD xyz hello.txt")[0] in (500, 501)
 
 
+@pytest.mark.parametrize("line", [
+    "SITE CHMOD +7 hello.txt", "SITE CHMOD -0 hello.txt", "SITE CHMOD  600 hello.txt",
+    "SITE CHMOD 600  hello.txt", "SITE CHMOD +0600 hello.txt",
+])
+def test_site_chmod_bad_mode_gets_a_reply(sess, line):
+    # Each of these once got no reply at all, leaving client and server
+    # out of step (issue 10, item 8a).
+    s, f = sess
+    f.sock.settimeout(5)
+    try:
+        cd, resp = rc(f, line)
+    except TimeoutError:
+        pytest.fail("no reply to %r" % line)
+    assert cd in (501, 550), (line, resp)
+    assert stat.S_IMODE(os.stat(s.path("hello.txt")).st_mode) == 0o644
+    assert rc(f, "NOOP")[0] == 200
+
+
 def test_site_umask(sess):
     s, f = sess
     cd, resp = rc(f, "SITE UMASK")

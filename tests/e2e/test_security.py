@@ -296,6 +296,40 @@ def test_commands_before_login_get_530(server):
     assert os.listdir(server.home()) == []
 
 
+# DESIGN.md: before login only these work; AUTH, PBSZ and PROT too (TLS set-up).
+BEFORE_LOGIN = {"USER", "PASS", "FEAT", "OPTS", "HELP", "SYST", "NOOP", "QUIT"}
+
+
+def _help_verbs(c):
+    cd, lines = c.cmd("HELP")
+    assert cd == 214, lines
+    return [w.decode() for line in lines[1:-1] for w in line.split()]
+
+
+def test_verb_split_follows_help(server):
+    """Every verb HELP names gets 530 before login unless DESIGN.md allows it,
+    and is known after login; HELP is the same in both states."""
+    with server.ctrl() as c:
+        verbs = _help_verbs(c)
+        assert verbs == sorted(verbs) and len(verbs) == len(set(verbs)), verbs
+        assert BEFORE_LOGIN <= set(verbs), verbs
+        for verb in sorted(set(verbs) - BEFORE_LOGIN):
+            # The argument is one no command could act on: only the state counts.
+            assert c.cmd(verb + " nosuch/x")[0] == 530, verb
+        for line in ("SYST", "NOOP", "FEAT", "HELP", "OPTS UTF8 ON"):
+            assert c.cmd(line)[0] in (200, 211, 214, 215), line
+        c.login("alice", "alice-pw")
+        assert _help_verbs(c) == verbs
+        for verb in sorted(set(verbs) - {"QUIT", "PASS", "USER"}):
+            # SITE answers an unknown subcommand with 500 of its own.
+            cd, lines = c.cmd(verb + (" HELP" if verb == "SITE" else " nosuch/x"))
+            assert cd != 500 and cd != 530, (verb, lines)
+            # No passive socket or PORT address carries over to the next verb.
+            assert c.cmd("ABOR")[0] in (225, 226), verb
+        assert c.cmd("NOOP")[0] == 200
+    assert os.listdir(server.home()) == []
+
+
 # ------------------------------------------------------------- half-closed
 
 @pytest.mark.parametrize("logged_in", [False, True], ids=["prelogin", "postlogin"])

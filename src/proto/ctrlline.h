@@ -1,0 +1,54 @@
+/*
+ * The FTP control line as it arrives: RFC 959 runs the control connection
+ * as a Telnet NVT (RFC 854), so a command line may carry Telnet commands
+ * (clients put IAC IP, IAC DM before ABOR) and escaped 0xff bytes, and
+ * RFC 2640 sends a CR inside a path name as CR NUL. These functions turn
+ * those bytes into the command string the dispatcher sees. Pure code: no
+ * I/O, unit-tested and fuzzed.
+ */
+#ifndef TW_CTRLLINE_H
+#define TW_CTRLLINE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Telnet command bytes, RFC 854 "TELNET COMMAND STRUCTURE". */
+enum telnet_byte {
+	TELNET_SE = 240,	/* end of subnegotiation: the lowest command */
+	TELNET_NOP = 241,
+	TELNET_DM = 242,	/* Data Mark: the urgent byte of a Synch */
+	TELNET_BRK = 243,
+	TELNET_IP = 244,	/* Interrupt Process */
+	TELNET_AO = 245,
+	TELNET_AYT = 246,
+	TELNET_EC = 247,
+	TELNET_EL = 248,
+	TELNET_GA = 249,
+	TELNET_SB = 250,
+	TELNET_WILL = 251,	/* WILL .. DONT carry one option byte */
+	TELNET_WONT = 252,
+	TELNET_DO = 253,
+	TELNET_DONT = 254,
+	TELNET_IAC = 255,	/* "interpret as command"; IAC IAC is a data 0xff */
+};
+
+/*
+ * Turns the bytes of one control line, its LF already cut off, into the
+ * command string, in place: drops the CR before the LF, removes Telnet
+ * commands (IAC x, and IAC WILL/WONT/DO/DONT with their option byte),
+ * unescapes IAC IAC to one 0xff, and maps CR NUL to CR (RFC 2640). A
+ * lone IAC at the very end is kept as data. buf must hold len + 1 bytes:
+ * the result is NUL-terminated. Returns the command's length, or -1 when
+ * a NUL byte is left (the line is refused: C strings cannot carry it).
+ */
+ssize_t ctrlline_parse(char *buf, size_t len);
+
+/*
+ * Whether buf is nothing but whole two-byte Telnet commands (IAC x with x
+ * a command byte, not IAC). With SO_OOBINLINE a read stops at the urgent
+ * mark, so the IAC IP of "IAC IP, IAC DM ABOR" can arrive alone; such
+ * bytes carry no data and may be taken off the socket.
+ */
+int ctrlline_telnet_only(const char *buf, size_t len);
+
+#endif

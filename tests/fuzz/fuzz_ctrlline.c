@@ -1,0 +1,109 @@
+/*
+ * Fuzz target for the control-line cleaning (src/proto/ctrlline.c). Beyond
+ * "never crashes", it abort()s when a property the control reader relies
+ * on breaks:
+ *   - the result is -1 or a length no longer than the input, the string
+ *     is NUL-terminated there and holds no other NUL (the dispatcher
+ *     works on C strings);
+ *   - a line without IAC and NUL comes back unchanged but for one CR at
+ *     its end;
+ *   - any bytes without NUL, sent with every 0xff doubled (RFC 854's
+ *     escape), come back exactly, unless they end in CR;
+ *   - ctrlline_telnet_only accepts only pairs IAC x, x a command byte.
+ * The buffer handed in is exactly len + 1 bytes, as the API asks, so ASan
+ * catches a write past it.
+ */
+#include "src/proto/ctrlline.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+check(int ok)
+{
+	if (!ok)
+		abort();
+}
+
+static char *
+copy_of(const uint8_t *data, size_t size)
+{
+	char *p = malloc(size + 1);
+
+	check(p != NULL);
+	memcpy(p, data, size);
+	return p;
+}
+
+static void
+fuzz_parse(const uint8_t *data, size_t size)
+{
+	char *buf = copy_of(data, size);
+	ssize_t n = ctrlline_parse(buf, size);
+	int plain = memchr(data, TELNET_IAC, size) == NULL && memchr(data, '\0', size) == NULL;
+
+	check(n >= -1 && n <= (ssize_t)size);
+	if (n >= 0) {
+		check(buf[n] == '\0');
+		check(strlen(buf) == (size_t)n);
+	}
+	if (plain) {
+		size_t want = size > 0 && data[size - 1] == '\r' ? size - 1 : size;
+
+		check(n == (ssize_t)want && memcmp(buf, data, want) == 0);
+	}
+	free(buf);
+}
+
+/* RFC 854: a data byte 0xff is sent as IAC IAC; NULs are left out. */
+static void
+fuzz_escaped(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1), *wire = malloc(2 * size + 1);
+	size_t i, tlen = 0, wlen = 0;
+	ssize_t n;
+
+	check(text != NULL && wire != NULL);
+	for (i = 0; i < size; i++) {
+		if (data[i] == '\0')
+			continue;
+		text[tlen++] = (char)data[i];
+		wire[wlen++] = (char)data[i];
+		if (data[i] == TELNET_IAC)
+			wire[wlen++] = (char)TELNET_IAC;
+	}
+	n = ctrlline_parse(wire, wlen);
+	if (tlen == 0 || text[tlen - 1] != '\r')
+		check(n == (ssize_t)tlen && memcmp(wire, text, tlen) == 0);
+	else
+		check(n == (ssize_t)tlen - 1 && memcmp(wire, text, tlen - 1) == 0);
+	free(text);
+	free(wire);
+}
+
+static void
+fuzz_telnet_only(const uint8_t *data, size_t size)
+{
+	char *buf = copy_of(data, size);
+	size_t i;
+
+	if (ctrlline_telnet_only(buf, size)) {
+		check(size > 0 && size % 2 == 0);
+		for (i = 0; i < size; i += 2)
+			check(data[i] == TELNET_IAC && data[i + 1] >= TELNET_SE &&
+			    data[i + 1] != TELNET_IAC);
+	}
+	free(buf);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_parse(data, size);
+	fuzz_escaped(data, size);
+	fuzz_telnet_only(data, size);
+	return 0;
+}
