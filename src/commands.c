@@ -2,7 +2,8 @@
  * FTP commands (RFC 959, 2389, 2428, 3659) in both states of a session.
  * Every verb is one row of the table at the end of this file, which says
  * what it does before and after login; the dispatcher, HELP and FEAT are
- * driven by that table. Data transfers and listings live in data.c.
+ * driven by that table. Data transfers and listings live in src/transfer.c
+ * and src/listcmd.c, the data connection in src/dataconn.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * penalties before any fork, hands the connection to a ready pair of the
  * pool (src/pool.c) or a new session, reaps, ends them all on SIGTERM,
  * and never reads a byte from the network. Its sessions are in
- * src/sessions.c, its penalties in src/penalty.c.
+ * src/session_table.c, its penalties in src/penalty.c.
  */
 #include "src/listener.h"
 
@@ -34,7 +34,7 @@
 #include "src/penalty.h"
 #include "src/pool.h"
 #include "src/session.h"
-#include "src/sessions.h"
+#include "src/session_table.h"
 
 /* Bounded: one poll wake-up serves at most this many connections. */
 #define ACCEPT_BATCH 256

@@ -8,7 +8,7 @@
 #include "src/common/hashtab.h"
 #include "src/common/log.h"
 #include "src/common/monotime.h"
-#include "src/sessions.h"
+#include "src/session_table.h"
 
 /*
  * A small direct-mapped cache keyed by address: bounded memory whatever

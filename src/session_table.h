@@ -4,8 +4,8 @@
  * max_clients and max_per_ip). Ready pairs of the pool are not in it
  * until they get a client.
  */
-#ifndef TW_SESSIONS_H
-#define TW_SESSIONS_H
+#ifndef TW_SESSION_TABLE_H
+#define TW_SESSION_TABLE_H
 
 #include <stddef.h>
 #include <sys/socket.h>

@@ -1,4 +1,4 @@
-#include "src/sessions.h"
+#include "src/session_table.h"
 
 #include <netinet/in.h>
 #include <string.h>
