@@ -30,9 +30,10 @@ ipc_socketpair(int sv[2])
 	    0 : -1;
 }
 
-/* One datagram of len bytes, with fd (if >= 0) as SCM_RIGHTS. */
+/* One datagram of len bytes, with fd (if >= 0) as SCM_RIGHTS; flags
+ * are added to sendmsg's (MSG_DONTWAIT for ipc_send_nowait). */
 static int
-send_datagram(int sock, const void *data, size_t len, int fd)
+send_datagram(int sock, const void *data, size_t len, int fd, int flags)
 {
 	union {
 		struct cmsghdr hdr;
@@ -59,7 +60,7 @@ send_datagram(int sock, const void *data, size_t len, int fd)
 	}
 	/* MSG_NOSIGNAL: a dead peer is IPC_E_EOF, not a SIGPIPE. */
 	do {
-		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
+		r = sendmsg(sock, &msg, MSG_NOSIGNAL | flags);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return errno == EPIPE ? IPC_E_EOF : IPC_E_IO;
@@ -71,8 +72,8 @@ send_datagram(int sock, const void *data, size_t len, int fd)
 	return IPC_OK;
 }
 
-int
-ipc_send(int sock, const struct ipc_msg *m)
+static int
+ipc_send_flags(int sock, const struct ipc_msg *m, int flags)
 {
 	unsigned char buf[IPC_MAX_MSG];
 	enum ipc_fd_rule rule;
@@ -88,7 +89,19 @@ ipc_send(int sock, const struct ipc_msg *m)
 	    (m->fd < 0 && rule == IPC_FD_ALWAYS))
 		return IPC_E_FD;
 
-	return send_datagram(sock, buf, (size_t)n, m->fd);
+	return send_datagram(sock, buf, (size_t)n, m->fd, flags);
+}
+
+int
+ipc_send(int sock, const struct ipc_msg *m)
+{
+	return ipc_send_flags(sock, m, 0);
+}
+
+int
+ipc_send_nowait(int sock, const struct ipc_msg *m)
+{
+	return ipc_send_flags(sock, m, MSG_DONTWAIT);
 }
 
 /*
@@ -227,7 +240,7 @@ ipc_recv(int sock, struct ipc_msg *m)
 int
 ipc_send_record(int sock, const void *rec, size_t len, int fd)
 {
-	return send_datagram(sock, rec, len, fd);
+	return send_datagram(sock, rec, len, fd, 0);
 }
 
 int

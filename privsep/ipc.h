@@ -123,6 +123,9 @@ int ipc_decode(const unsigned char *buf, size_t n, int has_fd, struct ipc_msg *m
 int ipc_socketpair(int sv[2]);
 /* Sends m (and m->fd if >= 0 and the schema allows). 0 or negative. */
 int ipc_send(int sock, const struct ipc_msg *m);
+/* The same, but never waits for room in the socket (IPC_E_IO, EAGAIN):
+ * for a process that must not block, such as one dying of SIGSYS. */
+int ipc_send_nowait(int sock, const struct ipc_msg *m);
 /* Receives one message; any descriptor beyond the schema is closed and
  * the message rejected. 0 or negative. */
 int ipc_recv(int sock, struct ipc_msg *m);

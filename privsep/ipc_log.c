@@ -37,20 +37,23 @@ ipc_log_to(int sock)
 
 /*
  * Runs in the SIGSYS handler: async-signal-safe. The codec only stores
- * into the message on this stack and ipc_send() is one sendmsg(); no
- * allocation, no stdio, no lock. The process dies right after, whatever
- * this returns.
+ * into the message and ipc_send_nowait() is one sendmsg(); no
+ * allocation, no stdio, no lock. It never waits: a monitor that is busy
+ * (PAM, a full queue of log lines) loses the report rather than keep a
+ * dying process alive. The message is static (untouched, it costs no
+ * memory) so the handler needs little stack. The process dies right
+ * after, whatever this returns.
  */
 static void
 ipc_report_violation(long nr, enum sandbox_role role)
 {
-	struct ipc_msg m;
+	static struct ipc_msg m;
 
 	ipc_init(&m, IPC_SANDBOX_VIOLATION);
 	ipc_put_u32(&m, nr >= 0 && (unsigned long)nr < IPC_SYSCALL_UNKNOWN ? (uint32_t)nr
 								  : IPC_SYSCALL_UNKNOWN);
 	ipc_put_u32(&m, (uint32_t)role);
-	(void)ipc_send(violation_sock, &m);
+	(void)ipc_send_nowait(violation_sock, &m);
 }
 
 void

@@ -152,6 +152,9 @@ monitor_logged_in(struct monitor *mon)
 	mon->state = MONITOR_POSTLOGIN;
 	if (mon->hand_over(mon) != 0)
 		return monitor_abort(mon, "spare post-login worker gone");
+	/* Once per worker: a report the pre-login worker sent (true or
+	 * forged) must not silence the post-login worker's own. */
+	mon->granted[IPC_SANDBOX_VIOLATION] = 0;
 	creds_monitor_postlogin(mon->user->uid, mon->user->gid, mon->cfg->secure_chroot_dir,
 				mon->cfg->connect_from_port_20);
 	tw_scratch_free(mon->user, sizeof(*mon->user));
