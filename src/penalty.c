@@ -11,9 +11,11 @@
 #include "src/session_table.h"
 
 /*
- * A small direct-mapped cache keyed by address: bounded memory whatever
- * the number of sources; a collision only forgets an older source (it
- * can never penalise the wrong one).
+ * A small cache keyed by address, two candidate slots each: bounded
+ * memory whatever the number of sources. A new source takes the
+ * candidate whose state ends first (an idle one if any), so that other
+ * addresses that share a slot rarely wipe a guesser's count; a collision
+ * only ever forgets a source, it can never penalise the wrong one.
  */
 #define PENALTY_SLOTS 4096
 #define MS_PER_SEC 1000LL
@@ -40,15 +42,35 @@ struct penalty_slot {
 
 static struct penalty_slot penalties[PENALTY_SLOTS];
 
-static struct penalty_slot *
-penalty_slot(const struct addr_key *a, int create)
+/* CLOCK_MONOTONIC ms after which p holds nothing that still counts. */
+static long long
+slot_ends(const struct tw_config *cfg, const struct penalty_slot *p)
 {
-	struct penalty_slot *p = &penalties[hashtab_hash(a->b, sizeof(a->b)) % PENALTY_SLOTS];
+	long long end = p->fails_forgiven;
+	long long window_end = (p->window_start + (long long)cfg->source_penalty_time) * MS_PER_SEC;
+
+	if (p->bad != 0 && window_end > end)
+		end = window_end;
+	if (p->banned_until * MS_PER_SEC > end)
+		end = p->banned_until * MS_PER_SEC;
+	return end;
+}
+
+static struct penalty_slot *
+penalty_slot(const struct tw_config *cfg, const struct addr_key *a, int create)
+{
+	size_t h = hashtab_hash(a->b, sizeof(a->b));
+	struct penalty_slot *p = &penalties[h % PENALTY_SLOTS];
+	struct penalty_slot *q = &penalties[(h / PENALTY_SLOTS) % PENALTY_SLOTS];
 
 	if (memcmp(p->addr.b, a->b, sizeof(a->b)) == 0)
 		return p;
+	if (memcmp(q->addr.b, a->b, sizeof(a->b)) == 0)
+		return q;
 	if (!create)
 		return NULL;
+	if (slot_ends(cfg, q) < slot_ends(cfg, p))
+		p = q;
 	memset(p, 0, sizeof(*p));
 	p->addr = *a;
 	return p;
@@ -128,7 +150,7 @@ penalty_record(const struct tw_config *cfg, const struct addr_key *a,
 
 	if (!count_fails && !count_bad)
 		return;
-	p = penalty_slot(a, 1);
+	p = penalty_slot(cfg, a, 1);
 	if (count_fails)
 		record_failed_logins(cfg, p, failed_logins);
 	if (count_bad)
@@ -138,7 +160,7 @@ penalty_record(const struct tw_config *cfg, const struct addr_key *a,
 enum penalty_reason
 penalty_active(const struct tw_config *cfg, const struct addr_key *a)
 {
-	const struct penalty_slot *p = penalty_slot(a, 0);
+	const struct penalty_slot *p = penalty_slot(cfg, a, 0);
 
 	if (p == NULL)
 		return PENALTY_NONE;
