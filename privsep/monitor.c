@@ -347,6 +347,62 @@ monitor_handle_port_connect(struct monitor *mon, struct ipc_msg *m)
 	return monitor_reply_fd(mon, datasock_connect(&dst, &mon->local, mon->cfg->connect_timeout));
 }
 
+/* --- How the session ended, for the listener --- */
+
+/*
+ * A monitor's exit code, one byte: 0 a session that ended well with no
+ * failed login; MONITOR_EXIT_FAILS_BASE + n one that ended well after n
+ * failed logins (n >= 1); MONITOR_EXIT_BAD_BASE + n one that ended
+ * badly after n. die() exits 1 or 2, outside both ranges.
+ */
+#define MONITOR_EXIT_FAILS_BASE 16
+#define MONITOR_EXIT_BAD_BASE 128
+/* max_login_fails' upper bound in config_table.h: the LOGIN permit
+ * grants no more, so a session never has more failures than this. */
+#define MONITOR_EXIT_FAILS_MAX 100
+
+_Static_assert(MONITOR_EXIT_FAILS_BASE + MONITOR_EXIT_FAILS_MAX < MONITOR_EXIT_BAD_BASE,
+	       "the two ranges of exit codes overlap");
+_Static_assert(MONITOR_EXIT_BAD_BASE + MONITOR_EXIT_FAILS_MAX <= UCHAR_MAX,
+	       "an exit code is one byte");
+
+int
+monitor_exit_code(const struct monitor *mon, int verdict)
+{
+	unsigned n = mon->login_fails;
+
+	if (n > MONITOR_EXIT_FAILS_MAX)
+		n = MONITOR_EXIT_FAILS_MAX;
+	if (verdict == MONITOR_EXIT_LOGIN_FAILED || verdict == MONITOR_EXIT_CRASH)
+		return MONITOR_EXIT_BAD_BASE + (int)n;
+	return n == 0 ? MONITOR_EXIT_OK : MONITOR_EXIT_FAILS_BASE + (int)n;
+}
+
+struct monitor_outcome
+monitor_outcome_of(int wait_status)
+{
+	struct monitor_outcome o = { 0, 0 };
+	int code;
+
+	if (WIFSIGNALED(wait_status)) {
+		/* SIGTERM is the listener's own shutdown; any other signal, a crash. */
+		o.bad = WTERMSIG(wait_status) != SIGTERM;
+		return o;
+	}
+	if (!WIFEXITED(wait_status))
+		return o;
+	code = WEXITSTATUS(wait_status);
+	if (code >= MONITOR_EXIT_BAD_BASE &&
+	    code <= MONITOR_EXIT_BAD_BASE + MONITOR_EXIT_FAILS_MAX) {
+		o.bad = 1;
+		o.failed_logins = (unsigned)(code - MONITOR_EXIT_BAD_BASE);
+	} else if (code > MONITOR_EXIT_FAILS_BASE &&
+		   code <= MONITOR_EXIT_FAILS_BASE + MONITOR_EXIT_FAILS_MAX) {
+		o.failed_logins = (unsigned)(code - MONITOR_EXIT_FAILS_BASE);
+	}
+	return o;
+}
+
 /* --- Dispatch and the loop --- */
 
 /* Whether p may be granted once more in this session. */

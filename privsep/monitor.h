@@ -18,12 +18,13 @@
 
 struct tw_config;
 struct auth_user;
+struct monitor;
 
 /*
- * How a session monitor exits: the listener reads it when it reaps the
- * monitor, and penalises a source whose sessions keep ending badly.
- * MONITOR_CONTINUE is no exit code: the verdict of a request after which
- * the session goes on.
+ * A session's verdict: how it ended. MONITOR_CONTINUE is the verdict of
+ * a request after which the session goes on. The process's exit code
+ * is made of the verdict and the session's failed logins
+ * (monitor_exit_code()).
  */
 enum monitor_exit {
 	MONITOR_CONTINUE = -1,
@@ -31,6 +32,27 @@ enum monitor_exit {
 	MONITOR_EXIT_LOGIN_FAILED = 3,	/* closed after max_login_fails */
 	MONITOR_EXIT_CRASH = 4,		/* worker crashed or broke the IPC rules */
 };
+
+/*
+ * What the listener learns of a session when it reaps its monitor: the
+ * failed logins it saw, whether the client closed, quit, timed out or
+ * logged in afterwards (so that guessing max_login_fails - 1 passwords
+ * a session and quitting is counted too), and whether it ended badly.
+ */
+struct monitor_outcome {
+	unsigned failed_logins;
+	int bad;	/* closed after max_login_fails, crashed, or killed */
+};
+
+/*
+ * The exit code of a monitor whose session ended with verdict: one
+ * byte that carries the verdict and mon's failed logins (at most
+ * max_login_fails, which the LOGIN permit enforces).
+ */
+int monitor_exit_code(const struct monitor *mon, int verdict);
+
+/* The outcome of a session from its monitor's wait status. */
+struct monitor_outcome monitor_outcome_of(int wait_status);
 
 /* The session's state: which requests the permit table allows. */
 enum monitor_state {
@@ -84,7 +106,8 @@ void monitor_init(struct monitor *mon, const struct tw_config *cfg);
 int monitor_dispatch(struct monitor *mon, struct ipc_msg *m);
 
 /*
- * Answers the worker until the session ends; returns its exit code. Both
+ * Answers the worker until the session ends; returns its verdict (the
+ * process exits with monitor_exit_code() of it). Both
  * children are dead and reaped by then: the monitor never waits for a
  * worker it has not made sure is dead.
  */

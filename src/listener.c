@@ -135,7 +135,13 @@ admit(const struct tw_config *cfg, int cfd, const struct addr_key *key)
 		       cfg->max_clients);
 		return -1;
 	}
-	if (penalty_active(key)) {
+	switch (penalty_active(cfg, key)) {
+	case PENALTY_NONE:
+		break;
+	case PENALTY_FAILED_LOGINS:
+		refuse(cfd, "Too many failed logins from your address, try later.");
+		return -1;
+	case PENALTY_BAD_SESSIONS:
 		refuse(cfd, "Too many failed sessions from your address, try later.");
 		return -1;
 	}
@@ -199,27 +205,22 @@ accept_all(const struct tw_config *cfg, int lfd)
 	}
 }
 
-/* A session that ended badly counts against its client's address. */
-static int
-ended_badly(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status) == MONITOR_EXIT_LOGIN_FAILED ||
-		       WEXITSTATUS(status) == MONITOR_EXIT_CRASH;
-	return WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM;
-}
-
+/*
+ * A session's failed logins, however it ended, and a bad end count
+ * against its client's address: its monitor's exit status says both.
+ */
 static void
 session_reaped(pid_t pid, int status, const struct tw_config *cfg)
 {
+	struct monitor_outcome o;
 	struct addr_key addr;
 
 	if (sessions_remove(pid, &addr) != 0) {
 		pool_forget(pid);
 		return;
 	}
-	if (ended_badly(status))
-		penalty_record(cfg, &addr);
+	o = monitor_outcome_of(status);
+	penalty_record(cfg, &addr, o.failed_logins, o.bad);
 }
 
 static void

@@ -1,7 +1,8 @@
 /*
- * Per-source penalties: a client address whose sessions keep ending badly
- * (too many failed logins, a worker that crashed or broke the IPC rules)
- * is refused for a while, before any session process is given to it.
+ * Per-source penalties: a client address that keeps failing logins, or
+ * whose sessions keep ending badly (closed after max_login_fails, a
+ * worker that crashed or broke the IPC rules), is refused for a while,
+ * before any session process is given to it.
  */
 #ifndef TW_PENALTY_H
 #define TW_PENALTY_H
@@ -9,14 +10,22 @@
 struct tw_config;
 struct addr_key;
 
-/*
- * A session of address a ended badly: counts it in the address's
- * window of source_penalty_time seconds, and bans the address for that
- * long once source_penalty_sessions are reached (logged).
- */
-void penalty_record(const struct tw_config *cfg, const struct addr_key *a);
+/* Why an address is refused now. */
+enum penalty_reason {
+	PENALTY_NONE = 0,
+	PENALTY_FAILED_LOGINS,	/* source_penalty_fails spent */
+	PENALTY_BAD_SESSIONS,	/* source_penalty_sessions reached */
+};
 
-/* Whether address a is banned now. */
-int penalty_active(const struct addr_key *a);
+/*
+ * A session of address a ended, after failed_logins failed logins, and
+ * badly or not: counts both against the address (see source_penalty_fails
+ * and source_penalty_sessions in config_table.h); a ban is logged.
+ */
+void penalty_record(const struct tw_config *cfg, const struct addr_key *a,
+		    unsigned failed_logins, int bad);
+
+/* Whether, and why, address a is refused now. */
+enum penalty_reason penalty_active(const struct tw_config *cfg, const struct addr_key *a);
 
 #endif

@@ -277,7 +277,7 @@ session_monitor_init(const struct tw_config *cfg)
 static void __attribute__((noreturn))
 session_end(int code)
 {
-	_exit(monitor_end(&mon, code));
+	_exit(monitor_exit_code(&mon, monitor_end(&mon, code)));
 }
 
 void
@@ -287,7 +287,7 @@ session_run(const struct tw_config *cfg, int client_fd)
 	session_attach_client(client_fd);
 	mon.worker = start_prelogin_worker(&mon.ipc_fd);
 	start_spare();
-	_exit(monitor_serve(&mon));
+	_exit(monitor_exit_code(&mon, monitor_serve(&mon)));
 }
 
 /*
@@ -302,7 +302,7 @@ pair_rebuild(void)
 	tw_log(TW_LOG_INFO, "ready pair lost a worker; rebuilt for the client %s", mon.peer_ip);
 	respawn_spare();
 	mon.worker = start_prelogin_worker(&mon.ipc_fd);
-	_exit(monitor_serve(&mon));
+	_exit(monitor_exit_code(&mon, monitor_serve(&mon)));
 }
 
 /*
@@ -394,5 +394,5 @@ session_run_pooled(const struct tw_config *cfg, int chan)
 	if (ipc_send(mon.ipc_fd, &m) != 0 || ipc_recv(mon.ipc_fd, &m) != 0 ||
 	    m.type != IPC_CLIENT_ACK || ipc_get_end(&m) != 0)
 		pair_rebuild();
-	_exit(monitor_serve(&mon));
+	_exit(monitor_exit_code(&mon, monitor_serve(&mon)));
 }

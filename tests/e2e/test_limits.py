@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from twhelpers import HOST, OTHER, Ctrl, code, retr, sha256, stor
+from twhelpers import HOST, OTHER, Ctrl, code, retr, sha256, stor, wait_until, workers
 
 
 @pytest.mark.timeout(180)
@@ -162,6 +162,17 @@ def _fail_login(s, src):
         c.close()
 
 
+def _assert_other_served(s):
+    """A penalty is per address: another one still logs in."""
+    other = Ctrl(s.port, src=OTHER)
+    try:
+        assert _greeting(other) == 220
+        other.login("bob", "bob-pw")
+        assert other.cmd("NOOP")[0] == 200
+    finally:
+        other.close()
+
+
 def test_source_penalty(make_server):
     """source_penalty_sessions bad sessions from one address within
     source_penalty_time: its next connection gets 421 before any session
@@ -195,10 +206,122 @@ def test_source_penalty(make_server):
     finally:
         refused.close()
     # The ban is per address.
-    other = Ctrl(s.port, src=OTHER)
+    _assert_other_served(s)
+
+
+# Failed logins per address (source_penalty_fails, default 10). The window
+# is an hour, so that no failure is forgiven while a test runs, however
+# slow the machine: one failure is forgiven every 3600 / 10 s.
+GUESS_OPTS = {"source_penalty_time": 3600}
+
+
+def _guess(c, n):
+    """n wrong passwords for alice on c, each answered 530."""
+    for i in range(n):
+        assert c.cmd("USER alice")[0] == 331
+        cd, lines = c.cmd("PASS wrong-%d" % i)
+        assert cd == 530, lines
+
+
+def _guessing_session(s, src, end, guesses=2):
+    """A session from src with `guesses` failed logins (fewer than
+    max_login_fails=3, so the server never closes it for them), ended by
+    `end`: "quit", "close", "timeout" (idle_session_timeout) or "crash"
+    (its worker killed)."""
+    c = Ctrl(s.port, src=src)
     try:
-        assert _greeting(other) == 220
-        other.login("bob", "bob-pw")
-        assert other.cmd("NOOP")[0] == 200
+        assert _greeting(c) == 220
+        _guess(c, guesses)
+        if end == "quit":
+            assert c.cmd("QUIT")[0] == 221
+        elif end == "timeout":
+            assert c.closed_within(60), "pre-login session did not time out"
+        elif end == "crash":
+            mon = s.session_of(c.sock.getsockname()[1])
+            for w in workers(mon):
+                os.kill(w, signal.SIGKILL)
+            assert c.closed_within(10), "session outlived its worker"
     finally:
-        other.close()
+        c.close()
+
+
+def _refusal(s, src, timeout=15):
+    """(code, lines) of a connection from src once the listener refuses
+    it; the last greeting if it still serves src after `timeout` s (the
+    listener counts a session's failures when it reaps its monitor,
+    just after the client sees the close)."""
+    last = [None]
+
+    def probe():
+        c = Ctrl(s.port, src=src)
+        try:
+            last[0] = c.reply()
+        finally:
+            c.close()
+        return last[0] if last[0][0] != 220 else None
+    try:
+        return wait_until(probe, timeout, step=0.1, what="a refusal")
+    except AssertionError:
+        return last[0]
+
+
+def _assert_refused_for_logins(s, src):
+    cd, lines = _refusal(s, src)
+    assert cd == 421 and b"Too many failed logins" in lines[0], \
+        "after source_penalty_fails failed logins the next connection got %r" % lines
+
+
+def test_failed_logins_penalised_however_sessions_end(make_server):
+    """Issue 12: password guesses count per address, not per session
+    that reached max_login_fails. Five sessions of two wrong passwords
+    each (one fewer than max_login_fails), ended by QUIT, a close, the
+    idle timeout and a crash of the worker, make the default
+    source_penalty_fails (10): the next connection from that address gets
+    421 before any session process is given to it. Another address is
+    still served. Fails on the old code, which counted none of them."""
+    s = make_server(dict(GUESS_OPTS, idle_session_timeout=5))
+    for end in ("quit", "close", "timeout", "crash", "quit"):
+        _guessing_session(s, HOST, end)
+    _assert_refused_for_logins(s, HOST)
+    s.wait_log(r"penalty: ::ffff:127\.0\.0\.1 refused for \d+ s after 2 failed logins")
+    _assert_other_served(s)
+
+
+def test_failed_logins_one_session_at_a_time(make_server):
+    """The audit's case: one session at a time, each quitting after
+    max_login_fails - 1 guesses, is refused once source_penalty_fails
+    guesses are made (here 4: two sessions)."""
+    s = make_server(dict(GUESS_OPTS, source_penalty_fails=4))
+    for _ in range(2):
+        _guessing_session(s, HOST, "quit")
+    _assert_refused_for_logins(s, HOST)
+
+
+def test_failed_logins_then_success(make_server):
+    """A successful login after failures is not penalised by itself:
+    3 sessions of 2 failures and a good login (6 failures, fewer than
+    source_penalty_fails=10) leave the address served. But the login
+    forgives nothing (else any valid or anonymous login would reset the
+    count): 2 more guessing sessions reach 10 and the address is refused,
+    while its session that is already logged in goes on."""
+    s = make_server(GUESS_OPTS)
+    for _ in range(3):
+        c = Ctrl(s.port, src=HOST)
+        try:
+            assert _greeting(c) == 220
+            _guess(c, 2)
+            c.login("alice", "alice-pw")
+            assert c.cmd("NOOP")[0] == 200
+            assert c.cmd("QUIT")[0] == 221
+        finally:
+            c.close()
+    kept = Ctrl(s.port, src=HOST)
+    try:
+        assert _greeting(kept) == 220
+        kept.login("alice", "alice-pw")
+        for _ in range(2):
+            _guessing_session(s, HOST, "quit")
+        _assert_refused_for_logins(s, HOST)
+        assert kept.cmd("NOOP")[0] == 200
+    finally:
+        kept.close()
