@@ -18,7 +18,8 @@ struct tw_config;
 /* The control line bound (RFC 959 has none; vsftpd uses 4 KiB too). */
 #define CTRL_MAX_LINE 4096
 
-/* Unknown commands tolerated before the session is closed (both states). */
+/* Unknown commands in a row tolerated before the session is closed (both
+ * states); any known verb starts the count again. */
 #define MAX_UNKNOWN_COMMANDS 16
 
 struct ctrl {
@@ -53,7 +54,7 @@ struct session {
 	int logged_in;
 	int anonymous;
 	char user[IPC_MAX_USER + 1];
-	unsigned unknown_cmds;
+	unsigned unknown_cmds;		/* in a row, since the last known verb */
 
 	int ascii;			/* TYPE A */
 	unsigned mlst_facts;

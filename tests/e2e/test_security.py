@@ -278,6 +278,38 @@ def test_unknown_commands(server, line):
         assert c.cmd("NOOP")[0] == 200
 
 
+# src/worker.h MAX_UNKNOWN_COMMANDS: unknown verbs in a row before the close.
+MAX_UNKNOWN_IN_A_ROW = 16
+
+
+@pytest.mark.parametrize("logged_in", [False, True], ids=["prelogin", "postlogin"])
+def test_occasional_unknown_commands_are_tolerated(server, logged_in):
+    """Issue 12: only unknown verbs in a row count, so a long-lived client
+    that now and then tries a verb the server lacks is not cut off."""
+    with server.ctrl() as c:
+        if logged_in:
+            c.login("alice", "alice-pw")
+        for i in range(40):
+            assert c.cmd("XYZZY%d" % i)[0] == 500, i
+            assert c.cmd("NOOP")[0] == 200, i
+        # Just under the limit in a row is still answered.
+        for i in range(MAX_UNKNOWN_IN_A_ROW):
+            assert c.cmd("XYZZY")[0] == 500, i
+        assert c.cmd("NOOP")[0] == 200
+
+
+@pytest.mark.parametrize("logged_in", [False, True], ids=["prelogin", "postlogin"])
+def test_unknown_commands_in_a_row_close(server, logged_in):
+    with server.ctrl() as c:
+        if logged_in:
+            c.login("alice", "alice-pw")
+        for i in range(MAX_UNKNOWN_IN_A_ROW):
+            assert c.cmd("XYZZY")[0] == 500, i
+        assert c.cmd("XYZZY")[0] == 421
+        assert c.closed_within(10), "session not closed after a run of unknown verbs"
+    _still_serving(server)
+
+
 @pytest.mark.parametrize("req", [b"GET / HTTP/1.0\r\n\r\n", b"POST /x HTTP/1.1\r\nHost: a\r\n\r\n",
                                  b"CONNECT example.org:443 HTTP/1.1\r\n\r\n",
                                  b"HEAD / HTTP/1.0\r\n\r\n"])
