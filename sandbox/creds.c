@@ -19,10 +19,6 @@
 
 #include "src/common/util.h"
 
-/* A worker needs a control socket, an IPC socket, a data socket, a
- * passive listener, a file and a directory, plus slack for libc. */
-#define WORKER_MAX_FILES 32
-
 static void bound_capabilities(const cap_value_t *caps, int n);
 static void set_capabilities(const cap_value_t *caps, int n);
 
@@ -66,7 +62,7 @@ creds_become(const struct creds_target *t)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		die("PR_SET_DUMPABLE: %s", strerror(errno));
 	set_limit(RLIMIT_NPROC, 0);
-	set_limit(RLIMIT_NOFILE, WORKER_MAX_FILES);
+	set_limit(RLIMIT_NOFILE, SESSION_MAX_FILES);
 	set_limit(RLIMIT_CORE, 0);
 	umask(t->umask);
 	if (t->start_dir != NULL && chdir(t->start_dir) != 0)

@@ -22,6 +22,15 @@ enum sandbox_role {
 
 const char *sandbox_role_name(enum sandbox_role role);
 
+/*
+ * The open-file limit (soft and hard) of every session process once it
+ * stops being root: a worker needs a control socket, an IPC socket, a
+ * data socket, a passive listener, a file and a directory, plus slack for
+ * libc. Set after the capability to raise a hard limit is gone, so the
+ * server must start with a hard RLIMIT_NOFILE at least this high.
+ */
+#define SESSION_MAX_FILES 32
+
 /* What a session process becomes. */
 struct creds_target {
 	uid_t uid;

@@ -899,11 +899,18 @@ cmd_dispatch(struct session *s, char *line)
 		arg = line + strlen(line);
 	v = find_verb(line);
 	fn = v == NULL ? NULL : s->logged_in ? v->after : v->before;
+	if (fn == NULL && (v == NULL || s->logged_in)) {
+		unknown_verb(s, line);
+		return;
+	}
+	/*
+	 * A known verb ends a run of unknown ones: the limit is on a client
+	 * that speaks no FTP, not on one that now and then tries a verb we
+	 * lack over a long session.
+	 */
+	s->unknown_cmds = 0;
 	if (fn == NULL) {
-		if (v != NULL && !s->logged_in)
-			ctrl_reply(&s->ctrl, 530, "Please login with USER and PASS.");
-		else
-			unknown_verb(s, line);
+		ctrl_reply(&s->ctrl, 530, "Please login with USER and PASS.");
 		return;
 	}
 	if (s->logged_in && v->arg == ARG_REQUIRED && arg[0] == '\0') {

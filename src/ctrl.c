@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,7 +37,8 @@ ctrl_init(struct ctrl *c, int fd)
 	 * Clients send ABOR as urgent data (Python's ftplib sends the whole
 	 * "ABOR\r\n" with MSG_OOB); inline it so the LF is not lost. Without
 	 * it ABOR during a transfer is never seen: the session cannot run as
-	 * promised, so it does not run at all.
+	 * promised, so it does not run at all. Inline, every read stops at
+	 * the urgent mark: ctrl_peek_abor takes the bytes before it.
 	 */
 	if (setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one)) != 0)
 		die("setsockopt SO_OOBINLINE: %s", strerror(errno));
@@ -113,10 +115,26 @@ wait_readable(int fd, long long timeout_ms)
 	return rc;
 }
 
+/*
+ * Moves what an ABOR watch took off the socket (a line's start, no LF) to
+ * buf, where the line being read begins. Returns its length.
+ */
+static size_t
+take_pending(struct ctrl *c, char *buf, size_t cap)
+{
+	size_t len = c->pending_len;
+
+	if (len > cap - 1)
+		bug("%s: %zu pending bytes for a buffer of %zu", __func__, len, cap);
+	memcpy(buf, c->pending, len);
+	c->pending_len = 0;
+	return len;
+}
+
 int
 ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 {
-	size_t len = 0;
+	size_t len = take_pending(c, buf, cap);
 	long long deadline = timeout_s ? monotonic_ms() + (long long)timeout_s * MS_PER_S : 0;
 
 	for (;;) {
@@ -133,6 +151,8 @@ ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 		}
 		if (wait_readable(c->fd, left) == 0)
 			return CTRL_TIMEOUT;
+		/* With SO_OOBINLINE this stops at an urgent mark; the next
+		 * round reads on from it. */
 		n = recv(c->fd, peek, sizeof(peek), MSG_PEEK);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -155,11 +175,43 @@ ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 	return CTRL_LINE;
 }
 
+/*
+ * Whether the receive queue holds more than the n bytes a peek returned.
+ * Then the peek stopped at the urgent mark: with SO_OOBINLINE a read
+ * stops there, and a peek, which does not move, stops there every time.
+ * (Bytes that arrived since the peek look the same; taking them is
+ * harmless, see take_before_mark.)
+ */
+static int
+stopped_at_mark(int fd, size_t n)
+{
+	int queued;
+
+	if (ioctl(fd, FIONREAD, &queued) != 0)
+		return 0;
+	return queued > 0 && (size_t)queued > n;
+}
+
+/*
+ * Takes the n bytes before the urgent mark (no LF among them) into
+ * c->pending, so that the next peek starts at the mark and sees the rest
+ * of the line. Nothing is lost: the next line read starts with them.
+ */
+static enum ctrl_peek
+take_before_mark(struct ctrl *c, size_t n)
+{
+	if (recv(c->fd, c->pending + c->pending_len, n, 0) != (ssize_t)n)
+		return CTRL_PEEK_EOF;
+	c->pending_len += n;
+	return CTRL_PEEK_AGAIN;
+}
+
 int
 ctrl_peek_abor(struct ctrl *c)
 {
-	char peek[CTRL_MAX_LINE];
-	ssize_t n = recv(c->fd, peek, sizeof(peek), MSG_PEEK | MSG_DONTWAIT);
+	char line[CTRL_MAX_LINE + 1];
+	size_t have = c->pending_len, room = CTRL_MAX_LINE - have;
+	ssize_t n = recv(c->fd, line + have, room, MSG_PEEK | MSG_DONTWAIT);
 	char *lf;
 	size_t len;
 
@@ -167,27 +219,25 @@ ctrl_peek_abor(struct ctrl *c)
 		return CTRL_PEEK_EOF;
 	if (n < 0)
 		return (errno == EAGAIN || errno == EINTR) ? CTRL_PEEK_PARTIAL : CTRL_PEEK_EOF;
-	lf = memchr(peek, '\n', (size_t)n);
+	lf = memchr(line + have, '\n', (size_t)n);
 	if (lf == NULL) {
-		if ((size_t)n == sizeof(peek))
-			return CTRL_PEEK_OTHER;
 		/*
-		 * With SO_OOBINLINE a read stops at the urgent mark, so the
-		 * Telnet IP before a Synch (IAC IP, IAC DM ABOR) shows up
-		 * alone: take such pure Telnet commands, they carry no data.
+		 * ftplib sends all of "ABOR\r\n" urgent, so its mark is on
+		 * the LF; other clients mark the Telnet Synch (IAC DM) before
+		 * ABOR. Either way the line goes on past the mark.
 		 */
-		if (ctrlline_telnet_only(peek, (size_t)n)) {
-			if (recv(c->fd, peek, (size_t)n, 0) != n)
-				return CTRL_PEEK_EOF;
-			return CTRL_PEEK_AGAIN;
-		}
-		return CTRL_PEEK_PARTIAL;
+		if ((size_t)n < room && stopped_at_mark(c->fd, (size_t)n))
+			return take_before_mark(c, (size_t)n);
+		/* A line too long to be ABOR, or one still arriving. */
+		return (size_t)n == room ? CTRL_PEEK_OTHER : CTRL_PEEK_PARTIAL;
 	}
 	/* Take exactly the ABOR line (with its LF), nothing after it. */
-	len = (size_t)(lf - peek) + 1;
-	if (ctrlline_parse(peek, len - 1) < 0 || !tw_strcaseeq(peek, "ABOR"))
+	len = (size_t)(lf - (line + have)) + 1;
+	memcpy(line, c->pending, have);
+	if (!ctrlline_is_abor(line, have + len - 1))
 		return CTRL_PEEK_OTHER;
-	if (recv(c->fd, peek, len, 0) != (ssize_t)len)
+	if (recv(c->fd, line, len, 0) != (ssize_t)len)
 		return CTRL_PEEK_EOF;
+	c->pending_len = 0;
 	return CTRL_PEEK_ABOR;
 }

@@ -161,6 +161,31 @@ check_sandbox(const struct tw_config *cfg)
 }
 
 /*
+ * Every session process lowers its open-file limit to SESSION_MAX_FILES
+ * after the capability to raise a hard limit is gone: under a lower hard
+ * limit each one would die at its start and every client would see only
+ * a closed connection. Refuse to start instead, on standard error (the
+ * operator starting it) and in the log (the service manager's record).
+ */
+static void
+check_file_limit(void)
+{
+	struct rlimit rl;
+	char msg[256];
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		die("getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= SESSION_MAX_FILES)
+		return;
+	(void)snprintf(msg, sizeof(msg), "the hard open-file limit (RLIMIT_NOFILE) is "
+		       "%llu; every session needs %d: raise it (ulimit -Hn, LimitNOFILE=)",
+		       (unsigned long long)rl.rlim_max, SESSION_MAX_FILES);
+	tw_log(TW_LOG_ERR, "%s", msg);
+	fprintf(stderr, "twinftpd: %s\n", msg);
+	exit(1);
+}
+
+/*
  * Points standard input, output and error at /dev/null: nothing written
  * to them by accident (a library's message) can reach a client whose
  * connection later gets one of those numbers, or a terminal we left.
@@ -289,6 +314,7 @@ main(int argc, char **argv)
 	resolve_runtime(&cfg);
 	auth_preload(&cfg);
 	log_open(&cfg);
+	check_file_limit();
 	setup_namespaces(&cfg);
 	setup_login_nice(&cfg);
 	sandbox_worker_no_net = tw_rt.netns_fd >= 0;

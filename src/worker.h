@@ -18,11 +18,23 @@ struct tw_config;
 /* The control line bound (RFC 959 has none; vsftpd uses 4 KiB too). */
 #define CTRL_MAX_LINE 4096
 
-/* Unknown commands tolerated before the session is closed (both states). */
+/* Unknown commands in a row tolerated before the session is closed (both
+ * states); any known verb starts the count again. */
 #define MAX_UNKNOWN_COMMANDS 16
 
 struct ctrl {
 	int fd;
+	/*
+	 * The start of a command line taken off the socket before its LF:
+	 * with SO_OOBINLINE a read stops at the urgent mark, so while a
+	 * transfer runs, an ABOR whose mark lies inside its line can only be
+	 * seen by taking the bytes before the mark. Never holds an LF (so
+	 * nothing past a command's end is ever taken); the next line read
+	 * starts with it. Only a post-login worker, the last reader of the
+	 * connection, ever fills it.
+	 */
+	char pending[CTRL_MAX_LINE];
+	size_t pending_len;
 };
 
 /* Facts the monitor hands to a post-login worker. */
@@ -42,7 +54,7 @@ struct session {
 	int logged_in;
 	int anonymous;
 	char user[IPC_MAX_USER + 1];
-	unsigned unknown_cmds;
+	unsigned unknown_cmds;		/* in a row, since the last known verb */
 
 	int ascii;			/* TYPE A */
 	unsigned mlst_facts;
@@ -88,11 +100,12 @@ int ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s);
  * Returns CTRL_PEEK_ABOR (and consumes the line) when it is ABOR,
  * CTRL_PEEK_OTHER for any other complete line (left for later),
  * CTRL_PEEK_PARTIAL when no full line is there yet, CTRL_PEEK_EOF when
- * the client closed the control connection.
+ * the client closed the control connection. Bytes before an urgent mark
+ * are taken into c->pending (CTRL_PEEK_AGAIN: look again at once).
  */
 enum ctrl_peek {
 	CTRL_PEEK_ABOR, CTRL_PEEK_OTHER, CTRL_PEEK_PARTIAL, CTRL_PEEK_EOF,
-	CTRL_PEEK_AGAIN,	/* took Telnet commands before the urgent mark: look again */
+	CTRL_PEEK_AGAIN,	/* took the bytes before the urgent mark: look again */
 };
 int ctrl_peek_abor(struct ctrl *c);
 /*

@@ -4,6 +4,8 @@
  */
 #include "src/proto/ctrlline.h"
 
+#include "src/common/util.h"
+
 static int
 telnet_takes_option(unsigned char cmd)
 {
@@ -56,17 +58,7 @@ ctrlline_parse(char *buf, size_t len)
 }
 
 int
-ctrlline_telnet_only(const char *buf, size_t len)
+ctrlline_is_abor(char *buf, size_t len)
 {
-	size_t i;
-
-	if (len == 0 || len % 2 != 0)
-		return 0;
-	for (i = 0; i < len; i += 2) {
-		unsigned char cmd = (unsigned char)buf[i + 1];
-
-		if ((unsigned char)buf[i] != TELNET_IAC || cmd < TELNET_SE || cmd == TELNET_IAC)
-			return 0;
-	}
-	return 1;
+	return ctrlline_parse(buf, len) >= 0 && tw_strcaseeq(buf, "ABOR");
 }

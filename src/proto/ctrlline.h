@@ -44,11 +44,11 @@ enum telnet_byte {
 ssize_t ctrlline_parse(char *buf, size_t len);
 
 /*
- * Whether buf is nothing but whole two-byte Telnet commands (IAC x with x
- * a command byte, not IAC). With SO_OOBINLINE a read stops at the urgent
- * mark, so the IAC IP of "IAC IP, IAC DM ABOR" can arrive alone; such
- * bytes carry no data and may be taken off the socket.
+ * Whether the bytes of one control line, its LF already cut off, are the
+ * command ABOR once cleaned as ctrlline_parse does (so "IAC IP IAC DM
+ * ABOR", what clients send, is ABOR). Cleans buf in place: buf must hold
+ * len + 1 bytes.
  */
-int ctrlline_telnet_only(const char *buf, size_t len);
+int ctrlline_is_abor(char *buf, size_t len);
 
 #endif

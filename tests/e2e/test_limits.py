@@ -2,11 +2,13 @@
 
 import os
 import signal
+import subprocess
 import threading
 
 import pytest
 
-from twhelpers import HOST, OTHER, Ctrl, code, retr, sha256, stor, wait_until, workers
+from twhelpers import (HOST, OTHER, TWINFTPD, Ctrl, code, port_listening, retr, sha256, stor,
+                       wait_until, workers)
 
 
 @pytest.mark.timeout(180)
@@ -325,3 +327,48 @@ def test_failed_logins_then_success(make_server):
         assert kept.cmd("NOOP")[0] == 200
     finally:
         kept.close()
+
+
+def _started_under_file_limit(s, limit):
+    """Starts s's daemon under `prlimit --nofile=limit:limit`; returns the
+    process once it listens or has exited (bounded)."""
+    s.write_config()
+    proc = subprocess.Popen(["prlimit", "--nofile=%d:%d" % (limit, limit), TWINFTPD, s.conf_path],
+                            env=s.env(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_until(lambda: proc.poll() is not None or port_listening(s.port), timeout=15,
+               what="the daemon to listen or exit")
+    return proc
+
+
+@pytest.mark.parametrize("limit", [16, 20])
+def test_low_open_file_limit_serves_or_refuses(make_server, limit):
+    """Issue 12: a hard open-file limit below what a session needs must not
+    give a daemon that accepts and then silently drops every session: it
+    either serves a login and a listing, or refuses to start saying why."""
+    s = make_server(start=False)
+    proc = _started_under_file_limit(s, limit)
+    try:
+        if proc.poll() is None:
+            # Anonymous: the test's nss_wrapper needs the harness's
+            # descriptor padding (twhelpers) for a local user's lookup in
+            # a session, and a low limit leaves no room for it.
+            f = s.ftp("anonymous")
+            assert "pub" in f.nlst()
+            f.quit()
+        else:
+            err = proc.stderr.read().decode("utf-8", "replace")
+            assert proc.returncode != 0, err
+            assert "RLIMIT_NOFILE" in err and str(limit) in err, err
+            with open(s.log_path, encoding="utf-8", errors="replace") as log:
+                assert "RLIMIT_NOFILE" in log.read()
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        proc.stdout.close()
+        proc.stderr.close()

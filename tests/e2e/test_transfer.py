@@ -9,7 +9,7 @@ import time
 import pytest
 
 from twhelpers import (HOST, code, open_data, parse_mlsx, rc, retr, sha256, sha256_file, stor,
-                       write_random)
+                       wait_until, write_random)
 
 MB = 1 << 20
 
@@ -202,6 +202,17 @@ class SlowReader(threading.Thread):
         self.eof.set()
 
 
+def _start_big_retr(server, name, size):
+    """A sparse file of size bytes and a session whose RETR of it has
+    begun: (ftp, data connection)."""
+    with open(server.path(name), "wb") as fh:
+        fh.truncate(size)
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    conn, _ = open_data(f, "RETR " + name)
+    return f, conn
+
+
 @pytest.mark.parametrize("style", ["plain", "telnet-sync"])
 def test_abor_mid_retr(server, style):
     size = 512 * MB
@@ -241,6 +252,74 @@ def test_abor_mid_retr(server, style):
     assert data == b"still here\n" and code(final) == 226
     data, _, _ = retr(f, "RETR huge.bin", rest=size - 10)
     assert data == b"\0" * 10
+    f.close()
+
+
+def _abor_pair(f, how):
+    """Sends ABOR the way a client does and returns the reply codes up to
+    the one that answers ABOR (225 or 226). Bounded by the control
+    socket's timeout: an ABOR that is not seen fails here."""
+    if how == "ftplib":
+        # ftplib's FTP.abort(): the whole "ABOR\r\n" with MSG_OOB, so the
+        # urgent mark sits on its LF.
+        codes = [code(f.abort())]
+    else:
+        if how == "synch-on-dm":
+            # Telnet IP, then the Synch with its Data Mark as the urgent
+            # byte: the mark sits inside the ABOR line.
+            f.sock.sendall(b"\xff\xf4\xff")
+            f.sock.sendall(b"\xf2", socket.MSG_OOB)
+            f.sock.sendall(b"ABOR\r\n")
+        codes = []
+    while not codes or codes[-1] not in (225, 226):
+        codes.append(code(f.getmultiline()))
+        assert len(codes) <= 3, codes
+    return codes
+
+
+@pytest.mark.parametrize("how", ["ftplib", "synch-on-dm"])
+def test_urgent_abor_mid_retr(server, how):
+    """ABOR sent as urgent data (issue 12) ends a running download at once;
+    the session then goes on."""
+    size = 512 * MB
+    f, conn = _start_big_retr(server, "huge.bin", size)
+    reader = SlowReader(conn)
+    reader.start()
+    try:
+        wait_until(lambda: reader.total >= MB, what="the transfer to start")
+        codes = _abor_pair(f, how)
+        assert codes == [426, 226], codes
+        assert reader.eof.wait(10), "data connection not closed after ABOR"
+        assert reader.total < size, "transfer completed; nothing was aborted"
+    finally:
+        conn.close()
+    assert rc(f, "NOOP")[0] == 200
+    f.close()
+
+
+@pytest.mark.parametrize("how", ["ftplib", "synch-on-dm"])
+def test_urgent_abor_mid_stor(server, how):
+    """The same for an upload the client keeps open: 426, 226, and the
+    session goes on."""
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    conn, _ = open_data(f, "STOR up.bin")
+    try:
+        conn.sendall(b"x" * MB)
+        wait_until(lambda: os.path.exists(server.path("up.bin")) and
+                   os.path.getsize(server.path("up.bin")) == MB,
+                   what="the upload to reach the file")
+        codes = _abor_pair(f, how)
+        assert codes == [426, 226], codes
+        conn.settimeout(10)
+        try:
+            closed = conn.recv(1) == b""
+        except ConnectionResetError:
+            closed = True
+        assert closed, "data connection not closed after ABOR"
+    finally:
+        conn.close()
+    assert rc(f, "NOOP")[0] == 200
     f.close()
 
 
@@ -459,11 +538,7 @@ def test_partial_command_during_a_transfer_waits_for_its_end(server):
     ABOR nor lost: the transfer ends normally, then the command, once
     complete, is answered."""
     size = 64 * MB
-    with open(server.path("big.bin"), "wb") as fh:
-        fh.truncate(size)
-    f = server.ftp("alice")
-    f.sendcmd("TYPE I")
-    conn, _ = open_data(f, "RETR big.bin")
+    f, conn = _start_big_retr(server, "big.bin", size)
     try:
         got = conn.recv(1 << 16)
         f.sock.sendall(b"NO")

@@ -1,8 +1,8 @@
 /*
  * Unit tests for src/proto/ctrlline.c: every path of the control-line
  * cleaning (CR before LF, Telnet commands with and without an option
- * byte, IAC IAC, a lone IAC, CR NUL, a refused NUL) and of the test for
- * pure Telnet commands before an urgent mark.
+ * byte, IAC IAC, a lone IAC, CR NUL, a refused NUL) and of the ABOR
+ * test the transfer's watch of the control connection uses.
  */
 #include "src/proto/ctrlline.h"
 #include "check.h"
@@ -101,23 +101,41 @@ test_nul(void)
 	PARSE_BAD("a" IAC "\r\0");
 }
 
-static void
-test_telnet_only(void)
+/* Whether the bytes (a copy) are ABOR once cleaned. */
+static int
+is_abor(const char *in, size_t len)
 {
-	CHECK(ctrlline_telnet_only(IAC IP, 2));
-	CHECK(ctrlline_telnet_only(IAC IP IAC DM, 4));
-	CHECK(ctrlline_telnet_only(IAC SE, 2));
-	CHECK(ctrlline_telnet_only(IAC DONT, 2));
-	CHECK(!ctrlline_telnet_only("", 0));
-	CHECK(!ctrlline_telnet_only(IAC, 1));
-	CHECK(!ctrlline_telnet_only(IAC IP IAC, 3));
-	/* IAC IAC is data, not a command. */
-	CHECK(!ctrlline_telnet_only(IAC IAC, 2));
-	/* Below SE is not a command byte. */
-	CHECK(!ctrlline_telnet_only(IAC "\xef", 2));
-	CHECK(!ctrlline_telnet_only(IAC "A", 2));
-	CHECK(!ctrlline_telnet_only("AB", 2));
-	CHECK(!ctrlline_telnet_only(IAC IP "AB", 4));
+	static char buf[256];
+
+	memcpy(buf, in, len);
+	buf[len] = 'X';
+	return ctrlline_is_abor(buf, len);
+}
+
+#define IS_ABOR(in) is_abor((in), sizeof(in) - 1)
+
+static void
+test_is_abor(void)
+{
+	CHECK(IS_ABOR("ABOR"));
+	CHECK(IS_ABOR("ABOR\r"));
+	CHECK(IS_ABOR("abor\r"));
+	/* The Telnet IP and Synch clients put before it (RFC 959 4.1.3),
+	 * also when the watch took the bytes before an urgent mark apart. */
+	CHECK(IS_ABOR(IAC IP IAC DM "ABOR\r"));
+	CHECK(IS_ABOR(IAC IP IAC DM "ABOR"));
+	CHECK(IS_ABOR(IAC DM "AB" IAC IP "OR"));
+	CHECK(!IS_ABOR(""));
+	CHECK(!IS_ABOR("\r"));
+	CHECK(!IS_ABOR("ABO"));
+	CHECK(!IS_ABOR("ABORT"));
+	CHECK(!IS_ABOR("ABOR x"));
+	CHECK(!IS_ABOR(" ABOR"));
+	CHECK(!IS_ABOR("NOOP"));
+	/* A refused line (a NUL) is no ABOR either. */
+	CHECK(!IS_ABOR("ABOR\0"));
+	/* IAC IAC is a data byte, not a Telnet command. */
+	CHECK(!IS_ABOR(IAC IAC "ABOR"));
 }
 
 int
@@ -126,6 +144,6 @@ main(void)
 	test_plain();
 	test_telnet();
 	test_nul();
-	test_telnet_only();
+	test_is_abor();
 	return check_summary();
 }
