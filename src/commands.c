@@ -77,6 +77,20 @@ check_path(struct session *s, const char *arg)
 	return 0;
 }
 
+/*
+ * For a name the command creates: a path that holds CR or LF is refused
+ * (ftp_name_creatable says why), with 553 as RFC 959 gives for a file
+ * name not allowed.
+ */
+static int
+check_new_name(struct session *s, const char *arg)
+{
+	if (ftp_name_creatable(arg) == 0)
+		return 1;
+	ctrl_reply(&s->ctrl, 553, "File name not allowed (CR or LF).");
+	return 0;
+}
+
 /* --- Before login only: the login itself and TLS set-up --- */
 
 /* Returns the monitor's verdict on user/pass (enum ipc_login_result). */
@@ -306,7 +320,7 @@ cmd_mkd(struct session *s, char *arg)
 {
 	char cwd[PATH_MAX], full[PATH_MAX];
 
-	if (!check_path(s, arg) || !check_write(s, W_MKDIR))
+	if (!check_path(s, arg) || !check_write(s, W_MKDIR) || !check_new_name(s, arg))
 		return;
 	if (mkdir(arg, 0777) != 0) {
 		ctrl_reply(&s->ctrl, 550, "Create directory operation failed.");
@@ -381,7 +395,7 @@ cmd_rnto(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 503, "RNFR required first.");
 		return;
 	}
-	if (!check_path(s, arg) || !check_write(s, W_OTHER))
+	if (!check_path(s, arg) || !check_write(s, W_OTHER) || !check_new_name(s, arg))
 		return;
 	if (rename(rnfr_path, arg) != 0) {
 		ctrl_reply(&s->ctrl, 550, "Rename failed.");
@@ -668,14 +682,14 @@ cmd_retr(struct session *s, char *arg)
 static void
 cmd_stor(struct session *s, char *arg)
 {
-	if (check_path(s, arg) && check_write(s, W_UPLOAD))
+	if (check_path(s, arg) && check_write(s, W_UPLOAD) && check_new_name(s, arg))
 		data_cmd_store(s, arg, 0, 0);
 }
 
 static void
 cmd_appe(struct session *s, char *arg)
 {
-	if (check_path(s, arg) && check_write(s, W_OTHER))
+	if (check_path(s, arg) && check_write(s, W_OTHER) && check_new_name(s, arg))
 		data_cmd_store(s, arg, 1, 0);
 }
 
@@ -686,7 +700,7 @@ cmd_stou(struct session *s, char *arg)
 
 	if (!check_write(s, W_UPLOAD))
 		return;
-	if (arg[0] != '\0' && !check_path(s, arg))
+	if (arg[0] != '\0' && (!check_path(s, arg) || !check_new_name(s, arg)))
 		return;
 	data_cmd_store(s, arg[0] != '\0' ? arg : base, 0, 1);
 }

@@ -62,7 +62,13 @@ out_flush(struct list_out *o)
 	o->len = 0;
 }
 
-/* Adds one line and its CRLF; a line longer than the buffer is dropped. */
+/*
+ * Adds one line and its CRLF; a line longer than the buffer is dropped.
+ * Every line of every listing passes here, so this is where a CR or LF
+ * from a file name (or a symlink's target) is scrubbed: on the data
+ * connection it would add a bogus entry, inside STAT's reply a fake
+ * reply line.
+ */
 static void
 out_line(struct list_out *o, const char *line, size_t n)
 {
@@ -71,6 +77,7 @@ out_line(struct list_out *o, const char *line, size_t n)
 	if (o->rc != XFER_OK || o->len + n + CRLF_LEN > o->cap)
 		return;
 	memcpy(o->buf + o->len, line, n);
+	list_scrub_line(o->buf + o->len, n);
 	o->len += n;
 	o->buf[o->len++] = '\r';
 	o->buf[o->len++] = '\n';

@@ -398,81 +398,195 @@ data_cmd_retr(struct session *s, const char *path)
 		       path, x.bytes, rest ? " (resumed)" : "");
 }
 
-/* Opens the upload target; for STOU picks a name that does not exist. */
+/* Every open of an upload target; O_NONBLOCK so that a FIFO cannot hang it. */
+#define UPLOAD_OPEN_FLAGS (O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
+/*
+ * An upload, settled in two steps so that a refused one changes nothing
+ * on disk: upload_check (before the data connection) opens an existing
+ * target without O_CREAT or O_TRUNC and refuses what it can; only once
+ * the data connection is open does upload_open create or truncate.
+ */
+struct upload {
+	const char *path;
+	int append, unique;
+	unsigned long long rest;
+	int no_overwrite;	/* anonymous without anon_other_write_enable */
+	int file;		/* the existing target, or -1: create it */
+	char name[PATH_MAX];	/* the name written (STOU picks one) */
+};
+
+/*
+ * Whether a missing target can be created, asked before the data
+ * connection so that the usual refusals (no such directory, no write
+ * permission: access(2) with the user's own ids) come at once; the
+ * create after it still decides. A dangling symlink is refused: creating
+ * through it would put the upload wherever the link's owner pointed it
+ * (and out of a chroot the link leads nowhere anyway).
+ */
 static int
-open_upload(struct session *s, const char *path, int append, int unique,
-	    unsigned long long rest, char *name, size_t namecap)
+upload_creatable(const char *path, int unique)
 {
-	int flags = O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-	mode_t mode = (mode_t)s->cfg->file_open_mode;
-	unsigned i;
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
 
-	if (unique) {
-		for (i = 0; i < STOU_MAX_TRIES; i++) {
-			int fd;
-
-			if ((i == 0 ? tw_snprintf(name, namecap, "%s", path)
-				    : tw_snprintf(name, namecap, "%s.%u", path, i)) < 0)
-				return -1;
-			fd = open(name, flags | O_EXCL, mode);
-			if (fd >= 0 || errno != EEXIST)
-				return fd;
-		}
-		return -1;
-	}
-	if (tw_strlcpy(name, path, namecap) != 0)
-		return -1;
-	if (append)
-		flags |= O_APPEND;
-	else if (rest == 0)
-		flags |= O_TRUNC;
-	/*
-	 * Anonymous users may not overwrite (or truncate) what exists unless
-	 * anon_other_write_enable says so.
-	 */
-	if (s->anonymous && !s->cfg->anon_other_write_enable)
-		flags |= O_EXCL;
-	return open(path, flags, mode);
+	if (!unique && lstat(path, &st) == 0)
+		return 0;
+	if (slash == NULL)
+		return access(".", W_OK | X_OK) == 0;
+	if (slash == path)
+		return access("/", W_OK | X_OK) == 0;
+	if ((size_t)(slash - path) >= sizeof(dir))
+		return 0;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	return access(dir, W_OK | X_OK) == 0;
 }
 
 /*
- * Makes the open upload target ready for writing at rest: blocking again
- * (O_NONBLOCK was for the open only: a FIFO must not hang it). Closes it
- * and returns -1 on failure.
+ * Before the data connection: the existing target, if any, opened for
+ * writing (nothing truncated yet); refuses a target that may not be
+ * overwritten (553) and a restart point past the target's end (554, the
+ * reply RFC 3659 gives an unusable REST: writing there would leave a
+ * hole of zeros, and a huge one made today's lseek fail after the file
+ * was created). Returns 0, or -1 after a reply.
  */
 static int
-seek_upload(int file, int append, unsigned long long rest)
+upload_check(struct session *s, struct upload *u)
 {
-	if (fcntl(file, F_SETFL, append ? O_APPEND : 0) == 0 &&
-	    (rest == 0 || lseek(file, (off_t)rest, SEEK_SET) >= 0))
-		return file;
-	close(file);
+	struct stat st;
+	off_t size = 0;
+
+	u->file = -1;
+	if (!u->unique) {
+		u->file = open(u->path, UPLOAD_OPEN_FLAGS | (u->append ? O_APPEND : 0));
+		if (u->file < 0 && errno != ENOENT) {
+			ctrl_reply(&s->ctrl, 553, "Could not create file.");
+			return -1;
+		}
+	}
+	if (u->file >= 0) {
+		u->file = regular_file(u->file, &st);
+		if (u->file < 0 || u->no_overwrite) {
+			if (u->file >= 0)
+				close(u->file);
+			u->file = -1;
+			ctrl_reply(&s->ctrl, 553, "Could not create file.");
+			return -1;
+		}
+		size = st.st_size;
+	}
+	if (u->file < 0 && !upload_creatable(u->path, u->unique)) {
+		ctrl_reply(&s->ctrl, 553, "Could not create file.");
+		return -1;
+	}
+	if (u->rest > (unsigned long long)size) {
+		if (u->file >= 0)
+			close(u->file);
+		u->file = -1;
+		ctrl_reply(&s->ctrl, 554, "Restart position beyond the end of the file.");
+		return -1;
+	}
+	return 0;
+}
+
+/* Creates the target; for STOU a name that does not exist yet. */
+static int
+upload_create(struct upload *u, mode_t mode)
+{
+	int flags = UPLOAD_OPEN_FLAGS | O_CREAT;
+	unsigned i;
+
+	if (!u->unique) {
+		/*
+		 * It was missing a moment ago; if it appeared since, this
+		 * transfer replaces it as a STOR would have (O_EXCL where
+		 * overwriting is not allowed).
+		 */
+		flags |= u->append ? O_APPEND : O_TRUNC;
+		if (u->no_overwrite)
+			flags |= O_EXCL;
+		if (tw_strlcpy(u->name, u->path, sizeof(u->name)) != 0)
+			return -1;
+		return open(u->path, flags, mode);
+	}
+	for (i = 0; i < STOU_MAX_TRIES; i++) {
+		int fd;
+
+		if ((i == 0 ? tw_snprintf(u->name, sizeof(u->name), "%s", u->path)
+			    : tw_snprintf(u->name, sizeof(u->name), "%s.%u", u->path, i)) < 0)
+			return -1;
+		fd = open(u->name, flags | O_EXCL, mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
 	return -1;
+}
+
+/*
+ * After the data connection opened: creates the target, or truncates
+ * the existing one for a STOR from the start; then makes it blocking
+ * again and seeks to the restart point. Returns the file or -1.
+ */
+static int
+upload_open(struct session *s, struct upload *u)
+{
+	struct stat st;
+	int file = u->file;
+
+	u->file = -1;
+	if (file < 0) {
+		file = regular_file(upload_create(u, (mode_t)s->cfg->file_open_mode), &st);
+	} else {
+		if (tw_strlcpy(u->name, u->path, sizeof(u->name)) != 0 ||
+		    (!u->append && u->rest == 0 && ftruncate(file, 0) != 0)) {
+			close(file);
+			return -1;
+		}
+	}
+	if (file < 0 ||
+	    fcntl(file, F_SETFL, u->append ? O_APPEND : 0) != 0 ||
+	    (u->rest != 0 && lseek(file, (off_t)u->rest, SEEK_SET) < 0)) {
+		if (file >= 0)
+			close(file);
+		return -1;
+	}
+	return file;
 }
 
 void
 data_cmd_store(struct session *s, const char *path, int append, int unique)
 {
-	char name[PATH_MAX];
-	struct stat st;
+	struct upload u;
 	struct xfer x;
-	unsigned long long rest;
 	int file;
 	enum xfer_status rc;
 
-	if (take_rest(s, &rest) != 0)
+	memset(&u, 0, sizeof(u));
+	u.path = path;
+	u.append = append;
+	u.unique = unique;
+	u.no_overwrite = s->anonymous && !s->cfg->anon_other_write_enable;
+	if (take_rest(s, &u.rest) != 0)
 		return;
 	if (append)
-		rest = 0;
-	file = regular_file(open_upload(s, path, append, unique, rest, name, sizeof(name)), &st);
-	if (file < 0 || (file = seek_upload(file, append, rest)) < 0) {
-		ctrl_reply(&s->ctrl, 553, "Could not create file.");
+		u.rest = 0;
+	if (upload_check(s, &u) != 0)
+		return;
+	if (xfer_open(&x, s) != 0) {
+		if (u.file >= 0)
+			close(u.file);
 		return;
 	}
-	if (xfer_open_file(&x, s, file) != 0)
+	file = upload_open(s, &u);
+	if (file < 0) {
+		ctrl_reply(&s->ctrl, 553, "Could not create file.");
+		xfer_close(&x);
 		return;
+	}
 	if (unique)
-		ctrl_reply(&s->ctrl, 150, "FILE: %s", name);
+		ctrl_reply(&s->ctrl, 150, "FILE: %s", u.name);
 	else
 		ctrl_reply(&s->ctrl, 150, "Ok to send data.");
 	rc = xfer_copy(&x, &upload, file, 0, s->ascii && s->cfg->ascii_upload_enable);
@@ -480,9 +594,9 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 	if (close(file) != 0 && rc == XFER_OK)
 		rc = XFER_FILE_ERR;
 	if (unique && rc == XFER_OK)
-		ctrl_reply(&s->ctrl, 226, "Transfer complete (unique file name: %s).", name);
+		ctrl_reply(&s->ctrl, 226, "Transfer complete (unique file name: %s).", u.name);
 	else
 		xfer_reply(s, rc, "Transfer complete.");
-	worker_xferlog(s, "UPLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL", name,
-		       x.bytes, rest ? " (resumed)" : append ? " (append)" : "");
+	worker_xferlog(s, "UPLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL", u.name,
+		       x.bytes, u.rest ? " (resumed)" : append ? " (append)" : "");
 }

@@ -232,6 +232,12 @@ ftp_path_ok(const char *path)
 	return 0;
 }
 
+int
+ftp_name_creatable(const char *path)
+{
+	return strpbrk(path, "\r\n") == NULL ? 0 : -1;
+}
+
 static int
 is_blank(char c)
 {

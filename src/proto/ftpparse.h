@@ -60,6 +60,17 @@ int ftp_path_join(const char *dir, const char *name, char *out, size_t cap);
 int ftp_path_ok(const char *path);
 
 /*
+ * Whether a client may create a file or directory by this path (MKD,
+ * STOR/APPE/STOU, RNTO): 0 unless it holds a CR or LF anywhere, -1 then.
+ * A NUL cannot get here (the line reader refuses it), an LF only ends
+ * the command line, but a CR arrives as RFC 2640's CR NUL or raw; POSIX
+ * allows all but NUL and '/' in a name, and vsftpd creates such names,
+ * but no listing or reply can show them unchanged (list_scrub_line), so
+ * they are refused as a line break waiting to happen.
+ */
+int ftp_name_creatable(const char *path);
+
+/*
  * Splits LIST/NLST arguments: leading options such as "-a", "-l", "-la"
  * are tolerated and reported in *show_hidden (set when the options include
  * 'a' or 'A'); returns a pointer to the remaining path (may be "").

@@ -139,6 +139,16 @@ list_format_long(char *buf, size_t cap, const char *name,
 	    link_target != NULL ? link_target : "");
 }
 
+void
+list_scrub_line(char *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\r' || buf[i] == '\n')
+			buf[i] = LIST_NAME_SUBST;
+}
+
 /* Facts in the order they are emitted, named as RFC 3659 spells them. */
 static const struct {
 	unsigned bit;

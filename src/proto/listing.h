@@ -63,6 +63,22 @@ unsigned list_parse_mlst_opts(const char *arg, char *out, size_t cap);
 /* Writes the facts list for FEAT: "type*;size*;..." with '*' on enabled. */
 int list_format_mlst_feat(char *buf, size_t cap, unsigned facts);
 
+/*
+ * What a CR or LF in a file name becomes in a listing: '?', the byte
+ * vsftpd uses for what it will not print, and ls(1)'s default on a
+ * terminal.
+ */
+#define LIST_NAME_SUBST '?'
+
+/*
+ * Replaces every CR and LF in buf[0..n) by LIST_NAME_SUBST, in place. A
+ * listing (and STAT's reply) is one entry per CRLF-ended line: a name
+ * holding "\r\n213 x" must not end a line, fake a reply or add an entry.
+ * The name is lost for such files (the client cannot name them back),
+ * which is the point: nothing else in the line changes.
+ */
+void list_scrub_line(char *buf, size_t n);
+
 /* YYYYMMDDHHMMSS for MDTM and modify=, UTC unless use_localtime. */
 int list_format_mdtm(char *buf, size_t cap, time_t t, int use_localtime);
 

@@ -1,5 +1,6 @@
 """The data path: big binary round trip, ASCII conversion, resume, ABOR, timeouts."""
 
+import ftplib
 import hashlib
 import os
 import socket
@@ -9,7 +10,7 @@ import time
 import pytest
 
 from twhelpers import (HOST, code, open_data, parse_mlsx, rc, retr, sha256, sha256_file, stor,
-                       wait_until, write_random)
+                       tree_snapshot, wait_until, write_random)
 
 MB = 1 << 20
 
@@ -555,4 +556,95 @@ def test_partial_command_during_a_transfer_waits_for_its_end(server):
     assert total == size
     assert code(f.getmultiline()) == 226
     assert code(f.getmultiline()) == 200
+    f.close()
+
+
+# ------------------------------------------- refused uploads change nothing
+
+HUGE_REST = 9223372036854775800     # the audit's value, near LLONG_MAX
+
+
+def _refused_stor(f, line, rest=None, data_conn=True):
+    """Sends [PASV,] [REST,] line; returns its reply. A 150 (old code) is
+    let through to its end, with a few bytes sent, so that the assertions
+    see what it did."""
+    conn = None
+    if data_conn:
+        resp = f.sendcmd("PASV")
+        _, port = ftplib.parse227(resp)
+        conn = socket.create_connection((HOST, port), 15)
+    try:
+        if rest is not None:
+            assert f.sendcmd("REST %d" % rest).startswith("350")
+        f.putcmd(line)
+        resp = f.getmultiline()
+        if resp.startswith("150") and conn is not None:
+            conn.sendall(b"DATA")
+            conn.close()
+            conn = None
+            f.getmultiline()
+    finally:
+        if conn is not None:
+            conn.close()
+    return resp
+
+
+def test_rest_huge_stor_new_name_creates_nothing(server):
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    resp = _refused_stor(f, "STOR new.bin", rest=HUGE_REST)
+    assert not os.path.exists(server.path("new.bin")), resp
+    assert code(resp) == 554, resp
+    # STOU with a restart point has no file to resume either.
+    resp = _refused_stor(f, "STOU", rest=HUGE_REST)
+    assert os.listdir(server.home()) == [], resp
+    assert code(resp) == 554, resp
+    f.close()
+
+
+@pytest.mark.parametrize("rest", [HUGE_REST, 1001], ids=["huge", "just-past-end"])
+def test_rest_past_end_stor_existing_unchanged(server, rest):
+    """A restart point past the end of the file is refused (554): nothing
+    written, no hole of zeros, the file as it was."""
+    content = b"K" * 1000
+    server.put("keep.bin", content)
+    before = tree_snapshot(server.home())
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    resp = _refused_stor(f, "STOR keep.bin", rest=rest)
+    assert server.read("keep.bin") == content, resp
+    assert tree_snapshot(server.home()) == before, resp
+    assert code(resp) == 554, resp
+    # At the very end it is a resume, as before.
+    stor(f, "STOR keep.bin", b"+tail", rest=len(content))
+    assert server.read("keep.bin") == content + b"+tail"
+    f.close()
+
+
+@pytest.mark.parametrize("line", ["STOR", "APPE", "STOU"])
+def test_upload_without_data_connection_changes_nothing(server, line):
+    """425 (no PASV or PORT) comes before anything on disk changes: no new
+    file, no truncated file."""
+    server.put("keep.bin", b"keep me")
+    before = tree_snapshot(server.home())
+    f = server.ftp("alice")
+    for target in ("new.bin", "keep.bin"):
+        resp = _refused_stor(f, line if line == "STOU" else line + " " + target,
+                             data_conn=False)
+        assert code(resp) == 425, resp
+        assert tree_snapshot(server.home()) == before, target
+    f.close()
+
+
+def test_upload_refusals_before_data_connection(server):
+    """What can be refused before the data connection is: a missing
+    directory, and a dangling symlink (creating through it would put the
+    upload where the link points), both 553 without a data connection."""
+    os.symlink("made-by-link.bin", server.path("dangling"))
+    before = tree_snapshot(server.home())
+    f = server.ftp("alice")
+    for line in ("STOR nosuchdir/x", "STOU nosuchdir/x", "STOR dangling", "APPE dangling"):
+        resp = _refused_stor(f, line, data_conn=False)
+        assert code(resp) == 553, (line, resp)
+    assert tree_snapshot(server.home()) == before
     f.close()

@@ -341,6 +341,18 @@ test_path_ok(void)
 }
 
 static void
+test_name_creatable(void)
+{
+	CHECK_INT(ftp_name_creatable("plain.txt"), 0);
+	CHECK_INT(ftp_name_creatable("dir/with space\ttab\xff"), 0);
+	CHECK_INT(ftp_name_creatable("evil\n226 Injected"), -1);
+	CHECK_INT(ftp_name_creatable("cr\rinside"), -1);
+	CHECK_INT(ftp_name_creatable("trailing\r"), -1);
+	CHECK_INT(ftp_name_creatable("\nlead"), -1);
+	CHECK_INT(ftp_name_creatable("a/b\r/c"), -1);
+}
+
+static void
 test_list_args(void)
 {
 	int hidden = -1;
@@ -380,6 +392,7 @@ main(void)
 	test_quote_257();
 	test_path_join();
 	test_path_ok();
+	test_name_creatable();
 	test_list_args();
 	return check_summary();
 }

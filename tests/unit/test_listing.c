@@ -314,6 +314,27 @@ test_mdtm(void)
 	CHECK_STR(buf, "20240102150405");
 }
 
+static void
+test_scrub(void)
+{
+	char line[] = "-rw-r--r--    1 ftp      ftp             0 Jun 01 15:04 evil\r\n213 x\ny\r";
+	char nlst[] = "a\nb";
+	char part[] = "x\ny\n";
+	char keep[] = "caf\xc3\xa9 \ttab\x01\x7f\xff";
+	const char *want = "-rw-r--r--    1 ftp      ftp             0 Jun 01 15:04 evil??213 x?y?";
+
+	list_scrub_line(line, strlen(line));
+	CHECK_STR(line, want);
+	list_scrub_line(nlst, strlen(nlst));
+	CHECK_STR(nlst, "a?b");
+	/* Only CR and LF break a line: UTF-8, tabs and other bytes stay. */
+	list_scrub_line(keep, strlen(keep));
+	CHECK_STR(keep, "caf\xc3\xa9 \ttab\x01\x7f\xff");
+	/* Only the n bytes given are touched. */
+	list_scrub_line(part, 2);
+	CHECK_STR(part, "x?y\n");
+}
+
 int
 main(void)
 {
@@ -322,5 +343,6 @@ main(void)
 	test_mlst_opts();
 	test_mlst_feat();
 	test_mdtm();
+	test_scrub();
 	return check_summary();
 }
