@@ -258,7 +258,7 @@ add_fcntl_rules(struct sc_build *b, int nr)
 {
 	static const int cmds[] = {
 		F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC,
-		F_GETLK, F_SETLK, F_SETLKW,	/* lock_upload_files */
+		F_GETLK, F_SETLK, F_SETLKW,	/* record locks: libc may probe them; no code of ours locks (yet) */
 		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
 	};
 

@@ -93,7 +93,7 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(setsockopt), SC_SOCKOPT, 0 },
 	{ SCMP_SYS(fcntl), SC_FCNTL, 0 },	/* O_NONBLOCK, FD_CLOEXEC */
 	{ SCMP_SYS(fcntl64), SC_FCNTL, 0 },
-	{ SCMP_SYS(ioctl), SC_IOCTL, 0 },	/* SIOCATMARK for ABOR */
+	{ SCMP_SYS(ioctl), SC_IOCTL, 0 },	/* FIONREAD: the ABOR peek (ctrl.c) */
 	{ SCMP_SYS(lseek), SC_ALLOW, 0 },	/* stdio on a stream probes it */
 	{ SCMP_SYS(fstat), SC_ALLOW, 0 },	/* stdio and isatty() */
 	{ SCMP_SYS(fstat64), SC_ALLOW, 0 },
