@@ -123,7 +123,30 @@ auth_preload(const struct tw_config *cfg)
 		keep = NULL;
 }
 
-/* In the PAM child: 0 = authenticated and account valid. */
+/*
+ * Which PAM answers are the client's doing (a wrong password, an unknown
+ * or locked account) rather than PAM's own trouble (a module or a
+ * directory service that does not answer).
+ */
+static int
+pam_denied(int rc)
+{
+	switch (rc) {
+	case PAM_AUTH_ERR:
+	case PAM_USER_UNKNOWN:
+	case PAM_MAXTRIES:
+	case PAM_CRED_INSUFFICIENT:
+	case PAM_PERM_DENIED:
+	case PAM_ACCT_EXPIRED:
+	case PAM_NEW_AUTHTOK_REQD:
+	case PAM_AUTHTOK_EXPIRED:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* In the PAM child: AUTH_OK = authenticated and account valid. */
 static int
 pam_check(const struct tw_config *cfg, const char *user, const char *pass,
 	  const char *peer_ip)
@@ -135,7 +158,7 @@ pam_check(const struct tw_config *cfg, const char *user, const char *pass,
 
 	rc = pam_start(cfg->pam_service_name, user, &conv, &ph);
 	if (rc != PAM_SUCCESS)
-		return 1;
+		return AUTH_UNAVAILABLE;
 	/* Modules that limit by source (pam_access, pam_faillock) need the
 	 * client's address: without it no login is checked. */
 	rc = pam_set_item(ph, PAM_RHOST, peer_ip);
@@ -146,7 +169,13 @@ pam_check(const struct tw_config *cfg, const char *user, const char *pass,
 	if (rc == PAM_SUCCESS)
 		rc = pam_acct_mgmt(ph, 0);
 	pam_end(ph, rc);
-	return rc == PAM_SUCCESS ? 0 : 1;
+	if (rc == PAM_SUCCESS)
+		return AUTH_OK;
+	if (pam_denied(rc))
+		return AUTH_DENIED;
+	tw_log(TW_LOG_ERR, "PAM service %s could not check user %s: %s",
+	       cfg->pam_service_name, user, pam_strerror(NULL, rc));
+	return AUTH_UNAVAILABLE;
 }
 
 static int
@@ -209,23 +238,33 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, int anonymous,
 	return 0;
 }
 
-/* In the short-lived child: the whole local login. 0 = *u filled. */
+/*
+ * In the short-lived child: the whole local login. AUTH_OK = *u filled.
+ * Past PAM the password was right: a user the database cannot give or
+ * the server refuses to run is the server's matter, not a guess.
+ */
 static int
 local_login(const struct tw_config *cfg, const char *user, const char *pass,
 	    const char *peer_ip, struct auth_user *u)
 {
 	struct passwd *pw = getpwnam(user);
-	int ok = pam_check(cfg, user, pass, peer_ip) == 0;
+	int rc = pam_check(cfg, user, pass, peer_ip);
 
 	/* PAM runs for unknown users too, so they cost the same time. */
-	if (!ok || pw == NULL)
-		return -1;
+	if (rc != AUTH_OK)
+		return rc;
+	if (pw == NULL)
+		return AUTH_DENIED;
 	/* PAM may have reused getpwnam's static buffer: look again. */
 	pw = getpwnam(user);
-	if (pw == NULL)
-		return -1;
-	return fill_user(cfg, pw, 0, u);
+	if (pw == NULL || fill_user(cfg, pw, 0, u) != 0)
+		return AUTH_UNAVAILABLE;
+	return AUTH_OK;
 }
+
+/* The PAM child's exit status for each result (0 is AUTH_OK). */
+#define CHILD_EXIT_DENIED 1
+#define CHILD_EXIT_UNAVAILABLE 2
 
 /*
  * The user database (NSS modules) and PAM are large and keep state: they
@@ -242,14 +281,14 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		tw_log(TW_LOG_ERR, "pipe for PAM: %s", strerror(errno));
-		return -1;
+		return AUTH_UNAVAILABLE;
 	}
 	pid = fork();
 	if (pid < 0) {
 		tw_log(TW_LOG_ERR, "fork for PAM: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
-		return -1;
+		return AUTH_UNAVAILABLE;
 	}
 	if (pid == 0) {
 		close(p[0]);
@@ -268,10 +307,16 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 			if (sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
 				(void)!nice(10);
 		}
-		if (local_login(cfg, user, pass, peer_ip, u) != 0)
-			_exit(1);
+		switch (local_login(cfg, user, pass, peer_ip, u)) {
+		case AUTH_OK:
+			break;
+		case AUTH_DENIED:
+			_exit(CHILD_EXIT_DENIED);
+		default:
+			_exit(CHILD_EXIT_UNAVAILABLE);
+		}
 		if (write(p[1], u, sizeof(*u)) != (ssize_t)sizeof(*u))
-			_exit(1);
+			_exit(CHILD_EXIT_UNAVAILABLE);
 		_exit(0);
 	}
 	close(p[1]);
@@ -281,14 +326,19 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
-			return -1;
+			return AUTH_UNAVAILABLE;
 	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == CHILD_EXIT_DENIED) {
+		explicit_bzero(u, sizeof(*u));
+		return AUTH_DENIED;
+	}
+	/* A child that crashed or answered nonsense checked nothing. */
 	if (n != (ssize_t)sizeof(*u) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
 	    auth_user_check(u) != 0) {
 		explicit_bzero(u, sizeof(*u));
-		return -1;
+		return AUTH_UNAVAILABLE;
 	}
-	return 0;
+	return AUTH_OK;
 }
 
 int
@@ -299,13 +349,13 @@ auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 
 	memset(u, 0, sizeof(*u));
 	if (tw_strlcpy(u->name, user, sizeof(u->name)) != 0 || user[0] == '\0')
-		return -1;
+		return AUTH_DENIED;
 	if (cfg->userlist_enable) {
 		int listed = auth_name_in_file(cfg->userlist_file, user);
 
 		if (listed == cfg->userlist_deny) {
 			tw_log(TW_LOG_INFO, "user %s refused by userlist_file", user);
-			return -1;
+			return AUTH_DENIED;
 		}
 	}
 	if (anonymous) {
@@ -319,9 +369,9 @@ auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 		ftp.pw_uid = tw_rt.ftp_uid;
 		ftp.pw_gid = tw_rt.ftp_gid;
 		ftp.pw_dir = tw_rt.ftp_home;
-		return fill_user(cfg, &ftp, 1, u);
+		return fill_user(cfg, &ftp, 1, u) == 0 ? AUTH_OK : AUTH_UNAVAILABLE;
 	}
 	if (!cfg->local_enable)
-		return -1;
+		return AUTH_DENIED;
 	return local_login_in_child(cfg, user, pass, peer_ip, u);
 }

@@ -48,8 +48,21 @@ int auth_user_check(const struct auth_user *u);
 int auth_is_anonymous_name(const char *user);
 
 /*
- * Checks user and pass. Returns 0 and fills *u on success, -1 on failure
- * (the reason is logged, never told to the client).
+ * What a login attempt came to. Only AUTH_DENIED is a guess that failed
+ * (and counts against the client's address): AUTH_UNAVAILABLE is the
+ * server's own trouble (PAM or the user database not answering, no
+ * process for PAM, an account the server refuses to run), which must
+ * not lock out the users behind an address.
+ */
+enum auth_result {
+	AUTH_OK = 0,
+	AUTH_DENIED = -1,	/* wrong password, unknown or refused user */
+	AUTH_UNAVAILABLE = -2,	/* could not be checked, or refused by the server */
+};
+
+/*
+ * Checks user and pass. Returns AUTH_OK and fills *u on success, else
+ * why not (the reason is logged, never told to the client).
  */
 int auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 	       const char *peer_ip, struct auth_user *u);

@@ -171,7 +171,7 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 {
 	char user[IPC_MAX_USER + 1], pass[IPC_MAX_PASS + 1];
 	size_t ulen, plen;
-	int ok;
+	int rc;
 
 	if (ipc_get_str(m, user, sizeof(user), IPC_MAX_USER, &ulen) != 0 ||
 	    ipc_get_str(m, pass, sizeof(pass), IPC_MAX_PASS, &plen) != 0 ||
@@ -181,19 +181,28 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	}
 	if (mon->user == NULL)
 		mon->user = tw_scratch_alloc(sizeof(*mon->user));
-	ok = auth_login(mon->cfg, user, pass, mon->peer_ip, mon->user) == 0;
+	rc = auth_login(mon->cfg, user, pass, mon->peer_ip, mon->user);
 	explicit_bzero(pass, sizeof(pass));
 	explicit_bzero(m->payload, sizeof(m->payload));
-	if (ok)
+	if (rc == AUTH_OK)
 		return monitor_logged_in(mon);
-	mon->login_fails++;
-	tw_log(TW_LOG_INFO, "FAIL LOGIN: client %s, user \"%s\"", mon->peer_ip, user);
+	if (rc == AUTH_DENIED) {
+		/* Only a refused guess counts against the client's address. */
+		mon->login_fails++;
+		tw_log(TW_LOG_INFO, "FAIL LOGIN: client %s, user \"%s\"", mon->peer_ip, user);
+	} else {
+		tw_log(TW_LOG_WARN, "login of user \"%s\" from %s could not be checked "
+		       "(the server's trouble: see the lines above); not counted as a failure",
+		       user, mon->peer_ip);
+	}
 	/* The delay is the monitor's: a compromised worker cannot skip it. */
 	if (mon->cfg->delay_failed_login)
 		sleep(mon->cfg->delay_failed_login);
+	/* The permit table allows max_login_fails LOGIN requests of any
+	 * outcome: the last one closes, counted or not. */
 	return monitor_reply_u32(mon, IPC_LOGIN_RESULT,
-				 mon->login_fails >= mon->cfg->max_login_fails ? IPC_LOGIN_CLOSE
-									       : IPC_LOGIN_FAIL, -1);
+				 mon->granted[IPC_LOGIN] >= mon->cfg->max_login_fails
+				 ? IPC_LOGIN_CLOSE : IPC_LOGIN_FAIL, -1);
 }
 
 static int

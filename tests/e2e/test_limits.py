@@ -372,3 +372,23 @@ def test_low_open_file_limit_serves_or_refuses(make_server, limit):
             proc.wait(timeout=10)
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_login_the_server_cannot_check_is_not_a_guess(make_server):
+    """Review of issue 12: only a refused password counts against an
+    address. When PAM cannot check a login at all (here: its password
+    database is gone; in life, a directory service that does not answer),
+    the client gets 530 and the log says why, but the address is not
+    penalised: an outage must not lock out everyone behind a NAT."""
+    s = make_server(dict(GUESS_OPTS, source_penalty_fails=2))
+    os.unlink(s.passdb_path)
+    for _ in range(3):
+        _guessing_session(s, HOST, "quit")
+    s.wait_log(r"could not be checked", timeout=15)
+    assert "FAIL LOGIN" not in s.log_text()
+    # Counted failures would have banned HOST after the first session.
+    c = Ctrl(s.port, src=HOST)
+    try:
+        assert _greeting(c) == 220
+    finally:
+        c.close()
