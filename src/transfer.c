@@ -403,16 +403,20 @@ data_cmd_retr(struct session *s, const char *path)
 
 /*
  * An upload, settled in two steps so that a refused one changes nothing
- * on disk: upload_check (before the data connection) opens an existing
- * target without O_CREAT or O_TRUNC and refuses what it can; only once
- * the data connection is open does upload_open create or truncate.
+ * on disk: upload_check (before the data connection) only looks at the
+ * target (lstat, stat, access) and refuses what it can; only once the
+ * data connection is open does upload_open open it for writing, create
+ * or truncate. Not even an open for writing comes before: closing one
+ * fires inotify IN_CLOSE_WRITE (fanotify FAN_CLOSE_WRITE) with nothing
+ * written, which upload processors take as "upload finished", and would
+ * open a FIFO that has a reader.
  */
 struct upload {
 	const char *path;
 	int append, unique;
 	unsigned long long rest;
 	int no_overwrite;	/* anonymous without anon_other_write_enable */
-	int file;		/* the existing target, or -1: create it */
+	int exists;		/* the target was a regular file at the check */
 	char name[PATH_MAX];	/* the name written (STOU picks one) */
 };
 
@@ -445,12 +449,14 @@ upload_creatable(const char *path, int unique)
 }
 
 /*
- * Before the data connection: the existing target, if any, opened for
- * writing (nothing truncated yet); refuses a target that may not be
- * overwritten (553) and a restart point past the target's end (554, the
+ * Before the data connection, without opening the target: refuses a
+ * target that may not be overwritten (anything that exists, for an
+ * anonymous user, seen by lstat alone; otherwise what is not a regular
+ * file or not writable by the user), a missing one that cannot be
+ * created (553), and a restart point past the target's end (554, the
  * reply RFC 3659 gives an unusable REST: writing there would leave a
- * hole of zeros, and a huge one made today's lseek fail after the file
- * was created). Returns 0, or -1 after a reply.
+ * hole of zeros, and a huge one made lseek fail after the file was
+ * created). Returns 0, or -1 after a reply.
  */
 static int
 upload_check(struct session *s, struct upload *u)
@@ -458,58 +464,76 @@ upload_check(struct session *s, struct upload *u)
 	struct stat st;
 	off_t size = 0;
 
-	u->file = -1;
+	u->exists = 0;
 	if (!u->unique) {
-		u->file = open(u->path, UPLOAD_OPEN_FLAGS | (u->append ? O_APPEND : 0));
-		if (u->file < 0 && errno != ENOENT) {
+		if (lstat(u->path, &st) == 0) {
+			if (u->no_overwrite || stat(u->path, &st) != 0 ||
+			    !S_ISREG(st.st_mode) || access(u->path, W_OK) != 0) {
+				ctrl_reply(&s->ctrl, 553, "Could not create file.");
+				return -1;
+			}
+			u->exists = 1;
+			size = st.st_size;
+		} else if (errno != ENOENT) {
 			ctrl_reply(&s->ctrl, 553, "Could not create file.");
 			return -1;
 		}
 	}
-	if (u->file >= 0) {
-		u->file = regular_file(u->file, &st);
-		if (u->file < 0 || u->no_overwrite) {
-			if (u->file >= 0)
-				close(u->file);
-			u->file = -1;
-			ctrl_reply(&s->ctrl, 553, "Could not create file.");
-			return -1;
-		}
-		size = st.st_size;
-	}
-	if (u->file < 0 && !upload_creatable(u->path, u->unique)) {
+	if (!u->exists && !upload_creatable(u->path, u->unique)) {
 		ctrl_reply(&s->ctrl, 553, "Could not create file.");
 		return -1;
 	}
 	if (u->rest > (unsigned long long)size) {
-		if (u->file >= 0)
-			close(u->file);
-		u->file = -1;
 		ctrl_reply(&s->ctrl, 554, "Restart position beyond the end of the file.");
 		return -1;
 	}
 	return 0;
 }
 
-/* Creates the target; for STOU a name that does not exist yet. */
+/*
+ * Opens the existing target for writing (following a symlink to a
+ * regular file, as an upload always has) and, for a STOR from the start,
+ * truncates it. Returns the file or -1.
+ */
+static int
+upload_open_existing(struct upload *u)
+{
+	struct stat st;
+	int file;
+
+	if (tw_strlcpy(u->name, u->path, sizeof(u->name)) != 0)
+		return -1;
+	file = regular_file(open(u->path, UPLOAD_OPEN_FLAGS | (u->append ? O_APPEND : 0)), &st);
+	if (file >= 0 && (u->rest > (unsigned long long)st.st_size ||
+			  (!u->append && u->rest == 0 && ftruncate(file, 0) != 0))) {
+		close(file);
+		return -1;
+	}
+	return file;
+}
+
+/*
+ * Creates the target; for STOU a name that does not exist yet. O_EXCL
+ * always: a name missing at the check that exists now (a file, or a
+ * symlink, dangling or not, put there since) is not created through;
+ * unless overwriting is refused it is then an existing target, checked
+ * as one (a regular file) before it is truncated.
+ */
 static int
 upload_create(struct upload *u, mode_t mode)
 {
-	int flags = UPLOAD_OPEN_FLAGS | O_CREAT;
+	int flags = UPLOAD_OPEN_FLAGS | O_CREAT | O_EXCL;
 	unsigned i;
 
 	if (!u->unique) {
-		/*
-		 * It was missing a moment ago; if it appeared since, this
-		 * transfer replaces it as a STOR would have (O_EXCL where
-		 * overwriting is not allowed).
-		 */
-		flags |= u->append ? O_APPEND : O_TRUNC;
-		if (u->no_overwrite)
-			flags |= O_EXCL;
+		int fd;
+
 		if (tw_strlcpy(u->name, u->path, sizeof(u->name)) != 0)
 			return -1;
-		return open(u->path, flags, mode);
+		fd = open(u->path, flags | (u->append ? O_APPEND : 0), mode);
+		if (fd >= 0 || errno != EEXIST || u->no_overwrite)
+			return fd;
+		return upload_open_existing(u);
 	}
 	for (i = 0; i < STOU_MAX_TRIES; i++) {
 		int fd;
@@ -517,7 +541,7 @@ upload_create(struct upload *u, mode_t mode)
 		if ((i == 0 ? tw_snprintf(u->name, sizeof(u->name), "%s", u->path)
 			    : tw_snprintf(u->name, sizeof(u->name), "%s.%u", u->path, i)) < 0)
 			return -1;
-		fd = open(u->name, flags | O_EXCL, mode);
+		fd = open(u->name, flags, mode);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 	}
@@ -525,26 +549,20 @@ upload_create(struct upload *u, mode_t mode)
 }
 
 /*
- * After the data connection opened: creates the target, or truncates
- * the existing one for a STOR from the start; then makes it blocking
+ * After the data connection opened: opens (and for a STOR from the start
+ * truncates) the existing target, or creates it; then makes it blocking
  * again and seeks to the restart point. Returns the file or -1.
  */
 static int
 upload_open(struct session *s, struct upload *u)
 {
 	struct stat st;
-	int file = u->file;
+	int file;
 
-	u->file = -1;
-	if (file < 0) {
+	if (u->exists)
+		file = upload_open_existing(u);
+	else
 		file = regular_file(upload_create(u, (mode_t)s->cfg->file_open_mode), &st);
-	} else {
-		if (tw_strlcpy(u->name, u->path, sizeof(u->name)) != 0 ||
-		    (!u->append && u->rest == 0 && ftruncate(file, 0) != 0)) {
-			close(file);
-			return -1;
-		}
-	}
 	if (file < 0 ||
 	    fcntl(file, F_SETFL, u->append ? O_APPEND : 0) != 0 ||
 	    (u->rest != 0 && lseek(file, (off_t)u->rest, SEEK_SET) < 0)) {
@@ -574,11 +592,8 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 		u.rest = 0;
 	if (upload_check(s, &u) != 0)
 		return;
-	if (xfer_open(&x, s) != 0) {
-		if (u.file >= 0)
-			close(u.file);
+	if (xfer_open(&x, s) != 0)
 		return;
-	}
 	file = upload_open(s, &u);
 	if (file < 0) {
 		ctrl_reply(&s->ctrl, 553, "Could not create file.");

@@ -1,16 +1,19 @@
 """The data path: big binary round trip, ASCII conversion, resume, ABOR, timeouts."""
 
+import ctypes
 import ftplib
 import hashlib
 import os
+import select
+import struct
 import socket
 import threading
 import time
 
 import pytest
 
-from twhelpers import (HOST, code, open_data, parse_mlsx, rc, retr, sha256, sha256_file, stor,
-                       tree_snapshot, wait_until, write_random)
+from twhelpers import (HOST, USERS, code, open_data, parse_mlsx, rc, retr, sha256, sha256_file,
+                       stor, tree_snapshot, wait_until, write_random)
 
 MB = 1 << 20
 
@@ -647,4 +650,188 @@ def test_upload_refusals_before_data_connection(server):
         resp = _refused_stor(f, line, data_conn=False)
         assert code(resp) == 553, (line, resp)
     assert tree_snapshot(server.home()) == before
+    f.close()
+
+
+# ------------------------- refused uploads close nothing opened for writing
+
+IN_CLOSE_WRITE = 0x00000008
+IN_NONBLOCK = os.O_NONBLOCK
+IN_CLOEXEC = os.O_CLOEXEC
+_INOTIFY_EVENT = struct.Struct("iIII")     # wd, mask, cookie, len; then name
+
+
+class _CloseWriteWatch:
+    """inotify IN_CLOSE_WRITE on one directory (an upload processor's view:
+    a close after writing means "upload finished"). Events are queued in
+    order, so a close of our own on a marker file, once read back, proves
+    that every earlier close has been seen."""
+
+    def __init__(self, directory):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.dir = directory
+        self.fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        if libc.inotify_add_watch(self.fd, os.fsencode(directory), IN_CLOSE_WRITE) < 0:
+            err = ctypes.get_errno()
+            os.close(self.fd)
+            raise OSError(err, "inotify_add_watch")
+
+    def names_until_marker(self, marker="zz-marker", timeout=10.0):
+        """Closes a write fd on marker in the directory; returns the names
+        of every IN_CLOSE_WRITE before it (bounded wait for the marker)."""
+        with open(os.path.join(self.dir, marker), "wb"):
+            pass
+        names = []
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, "no IN_CLOSE_WRITE for the marker; saw %r" % names
+            if not select.select([self.fd], [], [], left)[0]:
+                continue
+            try:
+                buf += os.read(self.fd, 65536)
+            except BlockingIOError:
+                continue
+            while len(buf) >= _INOTIFY_EVENT.size:
+                _, mask, _, nlen = _INOTIFY_EVENT.unpack_from(buf)
+                end = _INOTIFY_EVENT.size + nlen
+                if len(buf) < end:
+                    break
+                name = buf[_INOTIFY_EVENT.size:end].rstrip(b"\0").decode()
+                buf = buf[end:]
+                if mask & IN_CLOSE_WRITE:
+                    if name == marker:
+                        return names
+                    names.append(name)
+
+    def close(self):
+        os.close(self.fd)
+
+
+def test_refused_upload_fires_no_close_write_local(server):
+    """A refused STOR/APPE (425: no data connection; 554: REST past the
+    end) must not open the existing target for writing: closing such an
+    fd fires IN_CLOSE_WRITE / FAN_CLOSE_WRITE even with nothing written."""
+    content = b"K" * 1000
+    server.put("keep.bin", content)
+    watch = _CloseWriteWatch(server.home())
+    try:
+        f = server.ftp("alice")
+        f.sendcmd("TYPE I")
+        for line, rest, data_conn, want in (("STOR keep.bin", None, False, 425),
+                                            ("APPE keep.bin", None, False, 425),
+                                            ("STOR keep.bin", HUGE_REST, True, 554),
+                                            ("STOR keep.bin", 1001, False, 554)):
+            resp = _refused_stor(f, line, rest=rest, data_conn=data_conn)
+            assert code(resp) == want, (line, rest, resp)
+            # The worker has finished with the refused command once this
+            # reply comes (a close after the 425 reply included).
+            f.voidcmd("NOOP")
+            assert watch.names_until_marker() == [], (line, rest, resp)
+        assert server.read("keep.bin") == content
+        f.close()
+    finally:
+        watch.close()
+
+
+def test_refused_anonymous_overwrite_fires_no_close_write(make_server):
+    """Anonymous users may not overwrite (anon_other_write_enable=NO):
+    the 553 must come without opening the file for writing, or any
+    anonymous client could fire IN_CLOSE_WRITE at will on every file of
+    an incoming directory, which upload processors take as "finished"."""
+    def incoming(s):
+        d = os.path.join(s.anon_root, "incoming")
+        os.mkdir(d)
+        os.chown(d, USERS["twftp"], USERS["twftp"])
+        os.chmod(d, 0o755)
+
+    s = make_server({"anon_upload_enable": True}, prepare=incoming)
+    d = os.path.join(s.anon_root, "incoming")
+    p = os.path.join(d, "done.bin")
+    with open(p, "wb") as fh:
+        fh.write(b"finished upload\n")
+    os.chown(p, USERS["twftp"], USERS["twftp"])     # writable by the anonymous user
+    before = tree_snapshot(d)
+    watch = _CloseWriteWatch(d)
+    try:
+        f = s.ftp("anonymous")
+        f.sendcmd("TYPE I")
+        for line, rest, data_conn in (("STOR incoming/done.bin", None, True),
+                                      ("STOR incoming/done.bin", None, False),
+                                      ("STOR incoming/done.bin", 3, True)):
+            resp = _refused_stor(f, line, rest=rest, data_conn=data_conn)
+            assert code(resp) == 553, (line, rest, resp)
+            f.voidcmd("NOOP")
+            assert watch.names_until_marker() == [], (line, rest, resp)
+        os.unlink(os.path.join(d, "zz-marker"))
+        assert tree_snapshot(d) == before
+        # A new name is still an upload, and its close is the one event.
+        stor(f, "STOR incoming/new.bin", b"new")
+        f.voidcmd("NOOP")
+        assert watch.names_until_marker() == ["new.bin"]
+        f.close()
+    finally:
+        watch.close()
+
+
+def _waiting_for_data_connection(server, f, timeout=10.0):
+    """Bounded wait until a process of f's session sits in poll() on one
+    fd with no timeout: with accept_timeout=0 that is the worker waiting
+    for the passive data connection, past the upload's check (the idle
+    control read has idle_session_timeout)."""
+    mon = server.session_of(f.sock.getsockname()[1])
+    forever = {"7": ("0xffffffff", "0xffffffffffffffff"),   # x86_64 poll(fds, 1, -1)
+               "73": ("0x0",)}                              # aarch64 ppoll(fds, 1, NULL, ...)
+
+    def probe():
+        for pid, _ in server.session_pids(mon):
+            try:
+                with open("/proc/%d/syscall" % pid) as fh:
+                    fields = fh.read().split()
+            except OSError:
+                continue
+            if (len(fields) > 3 and fields[2] == "0x1" and
+                    fields[3] in forever.get(fields[0], ())):
+                return True
+        return None
+    wait_until(probe, timeout, what="the worker waiting for the data connection")
+
+
+@pytest.mark.parametrize("late", ["dangling-symlink", "file"])
+def test_stor_target_appearing_after_the_check(make_server, late):
+    """A name missing at the check is created with O_EXCL after the data
+    connection opens: a dangling symlink put there in between is not
+    created through (553, its target not made), and a file put there is
+    an existing target, replaced by the STOR as before."""
+    s = make_server({"accept_timeout": 0})
+    f = s.ftp("alice")
+    f.sendcmd("TYPE I")
+    _, port = ftplib.parse227(f.sendcmd("PASV"))
+    f.putcmd("STOR late.bin")
+    _waiting_for_data_connection(s, f)
+    if late == "file":
+        s.put("late.bin", b"appeared meanwhile, longer than the upload")
+    else:
+        os.symlink("made-through-link.bin", s.path("late.bin"))
+    conn = socket.create_connection((HOST, port), 15)
+    try:
+        resp = f.getmultiline()
+        if resp.startswith("150"):
+            conn.sendall(b"upload")
+            conn.close()
+            conn = None
+            final = f.getmultiline()
+    finally:
+        if conn is not None:
+            conn.close()
+    if late == "file":
+        assert code(resp) == 150 and code(final) == 226, (resp, final)
+        assert s.read("late.bin") == b"upload"
+    else:
+        assert not os.path.lexists(s.path("made-through-link.bin")), resp
+        assert code(resp) == 553, resp
+        assert os.readlink(s.path("late.bin")) == "made-through-link.bin"
     f.close()
