@@ -81,7 +81,11 @@ void creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int k
 
 /*
  * Installs the seccomp policy of role (unless cfg->seccomp_sandbox is NO).
- * Dies if the filter cannot be loaded.
+ * Dies if the filter cannot be loaded. The first call in a line of
+ * processes also installs the SIGSYS report handler, before the filter;
+ * the processes forked after it inherit that handler, for under every
+ * policy naming SIGSYS in rt_sigaction() kills the process outright (no
+ * process can outlive a trap with a handler of its own).
  */
 void sandbox_apply(enum sandbox_role role, const struct tw_config *cfg);
 
@@ -109,7 +113,9 @@ extern int sandbox_worker_no_net;
 /*
  * Called from the SIGSYS handler of a process its filter kills, with the
  * syscall's number (-1: the trap named none) and the role whose policy
- * forbade it; the process dies of SIGSYS right after. It must be
+ * forbade it; the process dies of SIGSYS right after. Not called for a
+ * process killed without a trap (it tried to set a SIGSYS handler, or
+ * had SIGSYS blocked): its parent sees only the signal. It must be
  * async-signal-safe (no malloc, no stdio). The sandbox knows no IPC: the
  * role code registers the reporter (ipc_report_violations_to() sends it
  * to the monitor). NULL, the default: no report.

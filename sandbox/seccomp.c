@@ -7,9 +7,10 @@
  * (sandbox_set_violation_report(): the monitor learns it over IPC), then
  * dies of SIGSYS so that the parent sees the signal. The sandbox knows no
  * IPC; the hook runs in the handler and must stay async-signal-safe.
- * A process that catches or ignores SIGSYS gains nothing: the syscall
- * still does not run, and a second trap while SIGSYS is blocked or
- * ignored is delivered by the kernel with the default action.
+ * A trap cannot be survived: setting a SIGSYS handler (or SIG_IGN) is
+ * killed outright by every policy, so the report handler is installed
+ * before the first filter and inherited; a trap's SIGSYS that is blocked
+ * is delivered by the kernel with the default action.
  */
 #include "sandbox/sandbox.h"
 
@@ -109,18 +110,30 @@ report_sigsys(int sig, siginfo_t *si, void *uctx)
 	_exit(1);	/* not reached; 1 as die(): no exit code with a meaning */
 }
 
+/*
+ * Whether this process or an ancestor installed report_sigsys (inherited
+ * over fork). Once any filter is loaded, setting a SIGSYS handler kills
+ * the process, so the report handler goes in before the first filter (the
+ * listener's) and a session process inherits it rather than setting it
+ * again under its parent's filter.
+ */
+static int sigsys_handler_set TW_PER_PROCESS;
+
 static void
 install_sigsys_handler(enum sandbox_role role)
 {
 	struct sigaction sa;
 
 	trap_role = role;
+	if (sigsys_handler_set)
+		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = report_sigsys;
 	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
 	sigfillset(&sa.sa_mask);
 	if (sigaction(SIGSYS, &sa, NULL) == -1)
 		die("%s: sigaction(SIGSYS) failed", __func__);
+	sigsys_handler_set = 1;
 }
 
 /* --- Building the filter --------------------------------------------- */
@@ -296,6 +309,61 @@ add_futex_rules(struct sc_build *b, int nr)
 	}
 }
 
+/*
+ * Allows nr when argument arg is in [lo, hi], all 64 bits compared (a
+ * register with bits set above the range never matches): one masked
+ * comparison per aligned power-of-two block, as a list of CIDR prefixes
+ * covers a range of addresses. libseccomp takes one comparison per
+ * argument in a rule, so "> lo and <= hi" cannot be one rule.
+ */
+static void
+add_allow_range(struct sc_build *b, int nr, unsigned int arg, scmp_datum_t lo,
+    scmp_datum_t hi)
+{
+	while (lo <= hi) {
+		scmp_datum_t size = 1;
+		struct scmp_arg_cmp a;
+
+		while ((lo & (size * 2 - 1)) == 0 && lo + size * 2 - 1 <= hi)
+			size *= 2;
+		a = ARG_MASKED(arg, ~(size - 1), lo);
+		add_allow(b, nr, 1, &a);
+		lo += size;
+	}
+}
+
+/* The bits of rt_sigaction's signal the kernel reads: it is an int. */
+#define SIGNAL_ARG_BITS 0xffffffffULL
+/* The highest signal number, real-time ones included. */
+#define SIGNAL_MAX (_NSIG - 1)
+
+/*
+ * rt_sigaction(sig, act, oldact): any handler but SIGSYS's; naming SIGSYS
+ * at all kills the process before any handler of its could run
+ * (seccomp_policy.h says why). The kill looks at the low 32 bits of sig
+ * only, as the kernel does; the allow rules compare all 64, so high bits
+ * cannot smuggle SIGSYS through them (such a call gets the default
+ * action). Reading SIGSYS's disposition (act NULL) is killed too: an
+ * allow rule on act == NULL made libseccomp 2.5.4 drop the kill rule
+ * without a word. In log-only mode there is no trap to escape, and the
+ * call is logged and runs like any other forbidden one.
+ */
+static void
+add_sigaction_rules(struct sc_build *b, int nr)
+{
+	struct scmp_arg_cmp a;
+
+	a = arg_cmp(0, SCMP_CMP_LT, SIGSYS, 0);
+	add_allow(b, nr, 1, &a);
+	add_allow_range(b, nr, 0, SIGSYS + 1, SIGNAL_MAX);
+	/* Log-only: the default action logs it (and libseccomp takes no
+	 * rule whose action is the default one). */
+	if (sandbox_log_only)
+		return;
+	a = ARG_MASKED(0, SIGNAL_ARG_BITS, SIGSYS);
+	add_rule(b, SCMP_ACT_KILL_PROCESS, nr, 1, &a);
+}
+
 static void
 add_one(struct sc_build *b, const struct sc_rule *r)
 {
@@ -361,6 +429,9 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		a[0] = ARG_MASKED(0, CLONE_NEWUSER | CLONE_NEWNS |
 		    CLONE_NEWUTS | CLONE_NEWCGROUP, 0);
 		add_allow(b, r->nr, 1, a);
+		break;
+	case SC_SIGACTION:
+		add_sigaction_rules(b, r->nr);
 		break;
 	default:
 		bug("%s: rule kind %d", __func__, (int)r->kind);
@@ -529,6 +600,7 @@ sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 		return;
 	if ((size_t)role >= TW_ARRAY_LEN(sc_policies) || sc_policies[role].name == NULL)
 		bug("%s: role %d", __func__, (int)role);
+	/* Before the filter: under it, setting a SIGSYS handler is fatal. */
 	if (!sandbox_log_only)
 		install_sigsys_handler(role);
 	/*

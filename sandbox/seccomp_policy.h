@@ -8,7 +8,9 @@
  * how a sanitizer build lifts a refusal (its group comes before it) and
  * how a real rule beats a "glibc probe" errno (the probe group comes last).
  * Anything no group names gets the default action: SIGSYS (SCMP_ACT_TRAP),
- * or a kernel log line with sandbox_log_only.
+ * or a kernel log line with sandbox_log_only. Naming SIGSYS in
+ * rt_sigaction is killed outright (SC_SIGACTION), or logged with
+ * sandbox_log_only.
  *
  * Filters stack: a child inherits its parent's filter and adds its own,
  * and the strictest answer wins. So a role that forks another must allow
@@ -50,6 +52,9 @@ enum sc_kind {
 	SC_CLONE_FLAGS,	/* clone/unshare flags (argument 0): new PID, IPC and
 			 * network namespaces only, no user, mount, UTS or
 			 * cgroup namespace */
+	SC_SIGACTION,	/* rt_sigaction: any signal's handler but SIGSYS's;
+			 * naming SIGSYS kills the process outright (see
+			 * g_worker_base) */
 };
 
 struct sc_rule {
@@ -114,8 +119,21 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(getitimer), SC_ALLOW, 0 },
 
 	/* Signals: timeout handlers, and the SIGSYS report itself, which
-	 * ends in raise(): rt_sigprocmask, getpid, gettid, tgkill. */
-	{ SCMP_SYS(rt_sigaction), SC_ALLOW, 0 },
+	 * ends in raise(): rt_sigprocmask, getpid, gettid, tgkill.
+	 *
+	 * rt_sigaction(SIGSYS, ...) kills the process outright, with no
+	 * handler run (SCMP_ACT_KILL_PROCESS), in every role: a forbidden
+	 * syscall must not be survivable. The report handler, installed
+	 * before the first filter and inherited over fork, reports and dies;
+	 * a process that put its own handler in its place (or SIG_IGN)
+	 * would carry on after every trapped call, free to probe the
+	 * policy. The other ways around it need no rule: the old sigaction
+	 * and signal syscalls are in no allowlist, so they trap; a trap's
+	 * SIGSYS that is blocked (rt_sigprocmask) is delivered by the
+	 * kernel with the default action, which kills; sigaltstack only
+	 * moves where a handler runs. tests/unit/test_seccomp.c proves the
+	 * handler, SIG_IGN and blocked cases in every role. */
+	{ SCMP_SYS(rt_sigaction), SC_SIGACTION, 0 },
 	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },
 	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },
 	{ SCMP_SYS(sigreturn), SC_ALLOW, 0 },
@@ -341,7 +359,8 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(alarm), SC_ALLOW, 0 },
 	{ SCMP_SYS(setitimer), SC_ALLOW, 0 },
 	{ SCMP_SYS(getitimer), SC_ALLOW, 0 },
-	{ SCMP_SYS(rt_sigaction), SC_ALLOW, 0 },
+	/* Never a SIGSYS handler: see rt_sigaction in g_worker_base. */
+	{ SCMP_SYS(rt_sigaction), SC_SIGACTION, 0 },
 	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },
 	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },
 	{ SCMP_SYS(sigreturn), SC_ALLOW, 0 },

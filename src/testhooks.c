@@ -32,6 +32,46 @@
  */
 #define TESTHOOK_DEFAULT_PID 1
 
+/* Traps our own SIGSYS handler caught: the report handler never returns. */
+static volatile sig_atomic_t sigsys_caught;
+
+static void
+count_sigsys(int sig)
+{
+	(void)sig;
+	sigsys_caught++;
+}
+
+/*
+ * What a compromised worker would do to outlive the sandbox: catch SIGSYS
+ * itself (sigaction), or block it, then make a forbidden call (the one
+ * socket_unix makes). Returns how many traps its own handler caught: the
+ * worker is still here to reply only if the sandbox could be survived.
+ */
+static long
+survive_sigsys(int by_handler)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	sigsys_caught = 0;
+	if (by_handler) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = count_sigsys;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGSYS, &sa, NULL) == -1)
+			return -1;
+	} else {
+		sigemptyset(&set);
+		sigaddset(&set, SIGSYS);
+		if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
+			return -1;
+	}
+	/* Not closed: after a caught trap it returns no descriptor. */
+	(void)socket(AF_UNIX, SOCK_STREAM, 0);
+	return sigsys_caught;
+}
+
 static long
 attempt(const char *action, const char *arg)
 {
@@ -58,6 +98,10 @@ attempt(const char *action, const char *arg)
 		return open(arg, O_WRONLY | O_CREAT, 0644);
 	if (strcmp(action, "unshare") == 0)
 		return syscall(SYS_unshare, CLONE_NEWNET);
+	if (strcmp(action, "sigsys_handler") == 0)
+		return survive_sigsys(1);
+	if (strcmp(action, "sigsys_block") == 0)
+		return survive_sigsys(0);
 	errno = EINVAL;
 	return -2;
 }

@@ -236,6 +236,30 @@ def test_cannot_signal_other_sessions_monitor(make_server):
         other.close()
 
 
+@pytest.mark.parametrize("phase", ["prelogin", "postlogin"])
+@pytest.mark.parametrize("action", ["sigsys_handler", "sigsys_block"])
+def test_forbidden_syscall_cannot_be_survived(make_server, action, phase):
+    """Issue 12: a worker that catches SIGSYS itself (sigaction) or blocks
+    it, then makes a forbidden call, still dies: installing a SIGSYS
+    handler is itself fatal, and a blocked SIGSYS is delivered anyway.
+    The hook replies "rc=N" with N traps its own handler caught only if
+    the worker lived on (as it did when rt_sigaction(SIGSYS) was allowed)."""
+    s = make_server()
+    with s.ctrl() as c:
+        if phase == "postlogin":
+            c.login("alice", "alice-pw")
+            _mon, w = _worker(s, c, USERS["alice"])
+        else:
+            _mon, w = _worker(s, c, USERS["twnopriv"])
+        wstart = proc_stat(w)[2]
+        out = _attack(c, action)
+        assert out[0] == "killed", "worker survived %s: %r" % (action, out)
+        assert c.closed_within(5), "killed session's control connection not closed"
+        wait_until(lambda: not alive(w, wstart), 10, what="worker %d to be gone" % w)
+        s.wait_log(r"worker of \S+ killed by seccomp \(syscall \w+\)")
+    _still_serving(s)
+
+
 # ---------------------------------------------------- files out of reach
 
 def _protected_world(s):
@@ -467,6 +491,11 @@ def test_seccomp_log_only(make_server):
         _mon, w = _worker(s, c, USERS["alice"])
         out = _attack(c, "socket_unix")
         assert out[0] != "killed", out
+        assert c.cmd("NOOP")[0] == 200
+        # Not even a SIGSYS handler of the worker's own is killed here; it
+        # catches nothing (rc=0), as nothing traps.
+        out = _attack(c, "sigsys_handler")
+        assert out == ("allowed", 0, 0), out
         assert c.cmd("NOOP")[0] == 200
     # socket(2) is syscall 41 on x86_64; the record names the worker's pid.
     pattern = re.compile(r"type=1326 .*pid=%d .*syscall=41 " % w)

@@ -75,11 +75,20 @@ read_report(enum sandbox_role role)
 	return nr == IPC_SYSCALL_UNKNOWN ? -2 : (int)nr;
 }
 
+/*
+ * Roles whose policies run_case() applies before the case's own, ending
+ * with ROLE_NONE, as a worker's filter stacks on the listener's and the
+ * monitor's; NULL: none.
+ */
+#define ROLE_NONE ((enum sandbox_role)-1)
+static const enum sandbox_role *stack_first;
+
 static void
 run_case(const char *what, enum sandbox_role role, int write_enable,
     int (*fn)(void), struct expect e)
 {
 	static struct tw_config cfg;
+	const enum sandbox_role *first;
 	int status, nr;
 	pid_t pid;
 
@@ -94,6 +103,8 @@ run_case(const char *what, enum sandbox_role role, int write_enable,
 	}
 	if (pid == 0) {
 		ipc_report_violations_to(report_sv[1]);
+		for (first = stack_first; first != NULL && *first != ROLE_NONE; first++)
+			sandbox_apply(*first, &cfg);
 		sandbox_apply(role, &cfg);
 		_exit(fn());
 	}
@@ -374,6 +385,106 @@ do_sockopt(void)
 	return 99;
 }
 
+/*
+ * Outliving a trap: a process that catches SIGSYS itself would carry on
+ * after every forbidden call. Installing (or ignoring) a SIGSYS handler is
+ * killed outright, so nothing after the sigaction() runs and no report is
+ * sent (the report handler never runs either).
+ */
+static volatile sig_atomic_t sigsys_caught;
+
+/* rt_sigaction's last argument: the kernel's sigset_t, _NSIG (64) bits. */
+#define KERNEL_SIGSET_SIZE 8
+
+static void
+count_sigsys(int sig)
+{
+	(void)sig;
+	sigsys_caught++;
+}
+
+/* Makes count_sigsys the handler of sig; sigaction()'s result. */
+static int
+count_signal(int sig)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = count_sigsys;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(sig, &sa, NULL);
+}
+
+static int
+do_own_sigsys_handler(void)
+{
+	return count_signal(SIGSYS) != 0 ? 98 : 99;
+}
+
+/* The same, then a forbidden call: the handler must never get to run. */
+static int
+do_own_sigsys_handler_then_trap(void)
+{
+	(void)count_signal(SIGSYS);
+	(void)getpgid(0);
+	return sigsys_caught ? 97 : 99;
+}
+
+static int
+do_ignore_sigsys(void)
+{
+	(void)signal(SIGSYS, SIG_IGN);	/* rt_sigaction too */
+	return 99;
+}
+
+/*
+ * The kernel reads rt_sigaction's signal as an int: set bits above 31
+ * still name SIGSYS, so the filter must look at the low 32 bits only.
+ * A kernel struct sigaction starts with the handler; SIG_IGN needs no
+ * restorer.
+ */
+static int
+do_ignore_sigsys_high_bits(void)
+{
+	unsigned long ksa[4] = { (unsigned long)SIG_IGN, 0, 0, 0 };
+	long r = syscall(SYS_rt_sigaction, (1UL << 32) | SIGSYS, ksa, NULL,
+	    KERNEL_SIGSET_SIZE);
+
+	return r == 0 ? 99 : 98;	/* 98: the kernel did not take it as SIGSYS */
+}
+
+/*
+ * Blocking SIGSYS instead: the kernel delivers a trap's SIGSYS anyway,
+ * with the default action (so without our report). Proven here rather
+ * than trusted.
+ */
+static int
+do_block_sigsys_then_trap(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGSYS);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+		return 98;
+	(void)getpgid(0);
+	return 99;
+}
+
+/* What stays allowed: every other signal's handler. */
+static int
+other_handlers(void)
+{
+	if (count_signal(SIGALRM) != 0 || count_signal(SIGURG) != 0 ||
+	    count_signal(SIGRTMIN) != 0 || count_signal(SIGRTMAX) != 0)
+		return 1;
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR || signal(SIGCHLD, SIG_DFL) == SIG_ERR)
+		return 2;
+	if (raise(SIGURG) != 0 || sigsys_caught != 1)
+		return 4;
+	return 0;
+}
+
 /* --- Root roles ------------------------------------------------------- */
 
 static int
@@ -434,6 +545,44 @@ test_names(void)
 	CHECK_STR(sandbox_syscall_name(99999), "unknown");
 }
 
+/* No process outlives a trap by catching, ignoring or blocking SIGSYS. */
+static void
+test_sigsys_guard(enum sandbox_role r)
+{
+	run_case("other handlers", r, 0, other_handlers, EXITS(0));
+	run_case("own SIGSYS handler", r, 0, do_own_sigsys_handler, KILLED(-1));
+	run_case("own SIGSYS handler, then a trap", r, 0,
+	    do_own_sigsys_handler_then_trap, KILLED(-1));
+	run_case("SIGSYS ignored", r, 0, do_ignore_sigsys, KILLED(-1));
+	run_case("SIGSYS ignored, high bits", r, 0, do_ignore_sigsys_high_bits,
+	    KILLED(-1));
+	run_case("SIGSYS blocked, then a trap", r, 0, do_block_sigsys_then_trap,
+	    KILLED(-1));
+}
+
+/*
+ * The report handler is installed before the first filter and inherited:
+ * a process under its parent's filter, which no longer lets anyone set a
+ * SIGSYS handler, still applies its own policy and reports its traps.
+ */
+static void
+test_stacked(void)
+{
+	static const enum sandbox_role listener_monitor[] = {
+		ROLE_LISTENER, ROLE_MONITOR_PRELOGIN, ROLE_NONE,
+	};
+
+	stack_first = listener_monitor;
+	run_case("stacked basics", ROLE_WORKER_PRELOGIN, 0, worker_basics, EXITS(0));
+	run_case("stacked basics", ROLE_WORKER_POSTLOGIN, 0, worker_basics, EXITS(0));
+	run_case("stacked basics", ROLE_MONITOR_POSTLOGIN, 0, worker_basics, EXITS(0));
+	run_case("stacked execve", ROLE_WORKER_POSTLOGIN, 0, do_execve,
+	    KILLED(SCMP_SYS(execve)));
+	run_case("stacked own SIGSYS handler", ROLE_WORKER_POSTLOGIN, 0,
+	    do_own_sigsys_handler, KILLED(-1));
+	stack_first = NULL;
+}
+
 static void
 test_workers(void)
 {
@@ -464,6 +613,7 @@ test_workers(void)
 		run_case("SO_DEBUG", r, 0, do_sockopt, KILLED(SCMP_SYS(setsockopt)));
 		run_case("getpgid", r, 0, do_getpgid, KILLED(SCMP_SYS(getpgid)));
 		run_case("unshare", r, 0, do_unshare_user, KILLED(SCMP_SYS(unshare)));
+		test_sigsys_guard(r);
 	}
 
 	/* Before login (and as TLS relay): no files, no sockets at all. */
@@ -520,40 +670,50 @@ test_root_roles(void)
 		run_case("ptrace", r, 0, do_ptrace, KILLED(SCMP_SYS(ptrace)));
 		run_case("mount", r, 0, do_mount, KILLED(SCMP_SYS(mount)));
 		run_case("unshare user", r, 0, do_unshare_user, KILLED(SCMP_SYS(unshare)));
+		test_sigsys_guard(r);
 	}
 	/* After login the monitor no longer forks or changes credentials. */
 	run_case("fork", ROLE_MONITOR_POSTLOGIN, 0, do_fork, KILLED(SCMP_SYS(clone)));
 	run_case("setuid", ROLE_MONITOR_POSTLOGIN, 0, do_setuid, KILLED(SCMP_SYS(setuid)));
 }
 
+/*
+ * fn in a child under the pre-login worker's policy with the switches of
+ * cfg and log_only: it must exit with want, and nothing is reported.
+ */
+static void
+run_switched(const struct tw_config *cfg, int log_only, int (*fn)(void), int want)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		sandbox_log_only = log_only;
+		sandbox_apply(ROLE_WORKER_PRELOGIN, cfg);
+		_exit(fn());
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == want);
+	CHECK(recv(report_sv[0], &status, sizeof(status), MSG_DONTWAIT) == -1);
+}
+
 static void
 test_switches(void)
 {
 	static struct tw_config cfg;
-	int status;
-	pid_t pid;
 
 	/* seccomp_sandbox=NO: no filter at all. */
 	memset(&cfg, 0, sizeof(cfg));
-	pid = fork();
-	if (pid == 0) {
-		sandbox_apply(ROLE_WORKER_PRELOGIN, &cfg);
-		_exit(unsandboxed_probe());
-	}
-	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	    WEXITSTATUS(status) == 0);
+	run_switched(&cfg, 0, unsandboxed_probe, 0);
 
 	/* Log-only: the kernel logs and the call runs. */
 	cfg.seccomp_sandbox = 1;
-	pid = fork();
-	if (pid == 0) {
-		sandbox_log_only = 1;
-		sandbox_apply(ROLE_WORKER_PRELOGIN, &cfg);
-		_exit(unsandboxed_probe());
-	}
-	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	    WEXITSTATUS(status) == 0);
-	CHECK(recv(report_sv[0], &status, sizeof(status), MSG_DONTWAIT) == -1);
+	run_switched(&cfg, 1, unsandboxed_probe, 0);
+	/* Log-only kills nothing: not even a SIGSYS handler of one's own
+	 * (there is no trap for it to catch), nor a call after it. */
+	run_switched(&cfg, 1, do_own_sigsys_handler_then_trap, 99);
 }
 
 static void
@@ -602,6 +762,7 @@ main(void)
 	test_names();
 	test_workers();
 	test_root_roles();
+	test_stacked();
 	test_switches();
 	cleanup();
 	return check_summary();
