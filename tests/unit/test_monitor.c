@@ -3,15 +3,21 @@
  * on the other end of a SOCK_SEQPACKET socketpair sends what a
  * compromised worker could, and the test runs the monitor's real loop
  * (monitor_serve) and permit table over it. No root and no PAM: no login
- * succeeds here (local_enable=NO), so the monitor never changes
- * credentials.
+ * succeeds here (local_enable=NO; an anonymous one finds no spare to take
+ * over), so the monitor never changes credentials. The post-login rules
+ * are driven by setting the monitor's state directly, isolate_network by
+ * tw_rt.netns_fd (the monitor reads only its sign).
  *
  * Every run is bounded by alarm(): a monitor that waits for a worker
  * that is not dying fails the test instead of hanging it.
  */
 #include "check.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,9 +34,35 @@
 #include "sandbox/sandbox.h"
 #include "src/common/config.h"
 #include "src/common/log.h"
+#include "src/common/runtime.h"
+#include "src/common/util.h"
 
 /* Far beyond what any case needs; only a hang reaches it. */
 #define SERVE_TIMEOUT_S 20
+
+/*
+ * The control connection the tests give the monitor: the client at
+ * PEER_IP, the server's end on the same address. FOREIGN_IP is another
+ * host to the bounce check, yet loopback, so that a test can listen on it.
+ */
+#define PEER_IP "127.0.0.1"
+#define FOREIGN_IP "127.0.0.2"
+#define PEER_PORT 40000
+#define LOCAL_PORT 21
+/* A port of a system service: no bounce to it. */
+#define LOW_PORT 80
+#define LAST_LOW_PORT 1023
+/* A low port where nothing listens, for a connection the rules allow. */
+#define CLOSED_LOW_PORT 1
+#define MAX_PORT 65535
+/* PORT_CONNECT's families, and one that is neither. */
+#define PORT_CONNECT_V4 4
+#define PORT_CONNECT_V6 6
+#define BAD_FAMILY 5
+/* The LOG requests of the flood case, and then one LOGIN. */
+#define FLOOD_COUNT 10000
+/* Bounds any loopback connection of a case (none takes long). */
+#define TEST_CONNECT_TIMEOUT_S 10
 
 /* What a scripted worker does once its script ran. */
 enum after_script { STAY_ALIVE, EXIT_CLEANLY };
@@ -45,6 +77,19 @@ capture_log(int level, const char *text)
 {
 	(void)level;
 	snprintf(last_log, sizeof(last_log), "%s", text);
+}
+
+/* The monitor's last log line contains want (else says what it was). */
+static void
+expect_log(const char *want)
+{
+	if (strstr(last_log, want) != NULL) {
+		check_passed++;
+		return;
+	}
+	check_failed++;
+	fprintf(stderr, "test_monitor: last log line \"%s\", want \"%s\" in it\n", last_log,
+		want);
 }
 
 static void
@@ -66,13 +111,28 @@ hand_over_unexpected(struct monitor *mon)
 	abort();
 }
 
+/* Who takes over at a successful login: no one, unless a case says. */
+static int (*test_hand_over)(struct monitor *mon) = hand_over_unexpected;
+
 /* --- The scripted worker -------------------------------------------- */
+
+/*
+ * The worker's own script went wrong: it dies of a signal, which the
+ * monitor reports as a crash, so that no case passes by it.
+ */
+static void
+worker_fail(void)
+{
+	signal(SIGUSR1, SIG_DFL);
+	raise(SIGUSR1);
+	_exit(3);
+}
 
 static void
 send_msg(int fd, struct ipc_msg *m)
 {
 	if (ipc_send(fd, m) != 0)
-		_exit(3);
+		worker_fail();
 }
 
 static void
@@ -129,18 +189,44 @@ spawn_worker(worker_script script, int *mon_fd)
 	return pid;
 }
 
+static void
+set_inet(struct sockaddr_storage *ss, const char *ip, unsigned port)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	in->sin_family = AF_INET;
+	in->sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, ip, &in->sin_addr) != 1)
+		abort();
+}
+
 /*
- * Runs the monitor's loop against script; returns the session's exit
- * code. Checks that the worker is dead and reaped by then.
+ * A fresh monitor in state: a test sets the state directly to drive the
+ * post-login rules, since no login succeeds here.
+ */
+static void
+monitor_setup(struct monitor *mon, enum monitor_state state)
+{
+	monitor_init(mon, &cfg);
+	mon->hand_over = test_hand_over;
+	mon->state = state;
+	set_inet(&mon->peer, PEER_IP, PEER_PORT);
+	set_inet(&mon->local, PEER_IP, LOCAL_PORT);
+	snprintf(mon->peer_ip, sizeof(mon->peer_ip), "%s", PEER_IP);
+}
+
+/*
+ * Runs the monitor's loop in state against script; returns the session's
+ * verdict. Checks that the worker is dead and reaped by then.
  */
 static int
-serve(worker_script script, struct monitor *mon, int client_fd)
+serve_in(enum monitor_state state, worker_script script, struct monitor *mon, int client_fd)
 {
 	pid_t pid;
 	int code;
 
-	monitor_init(mon, &cfg);
-	mon->hand_over = hand_over_unexpected;
+	monitor_setup(mon, state);
 	mon->client_fd = client_fd;
 	pid = spawn_worker(script, &mon->ipc_fd);
 	mon->worker = pid;
@@ -153,6 +239,12 @@ serve(worker_script script, struct monitor *mon, int client_fd)
 	CHECK(waitpid(pid, NULL, WNOHANG) == -1 && errno == ECHILD);
 	close(mon->ipc_fd);
 	return code;
+}
+
+static int
+serve(worker_script script, struct monitor *mon, int client_fd)
+{
+	return serve_in(MONITOR_PRELOGIN, script, mon, client_fd);
 }
 
 /* --- Scripts --------------------------------------------------------- */
@@ -227,18 +319,24 @@ expect_login_result(int fd, uint32_t want)
 
 	if (ipc_recv(fd, &m) != 0 || m.type != IPC_LOGIN_RESULT ||
 	    ipc_get_u32(&m, &got) != 0 || got != want)
-		_exit(5);
+		worker_fail();
+}
+
+static void
+send_login_as(int fd, const char *user, const char *pass)
+{
+	struct ipc_msg m;
+
+	ipc_init(&m, IPC_LOGIN);
+	ipc_put_str(&m, user, strlen(user));
+	ipc_put_str(&m, pass, strlen(pass));
+	send_msg(fd, &m);
 }
 
 static void
 send_login(int fd)
 {
-	struct ipc_msg m;
-
-	ipc_init(&m, IPC_LOGIN);
-	ipc_put_str(&m, "mallory", 7);
-	ipc_put_str(&m, "guess", 5);
-	send_msg(fd, &m);
+	send_login_as(fd, "mallory", "guess");
 }
 
 /* cfg.max_login_fails is 2: the third LOGIN is beyond its count. */
@@ -390,6 +488,948 @@ test_violation_named_at_death(void)
 	close(sv[1]);
 }
 
+/* --- The permit table, request by request ------------------------------
+ *
+ * These cases call monitor_dispatch() with the test as the worker: the
+ * monitor's answers wait in the socket, and the test reads them there.
+ */
+
+struct direct {
+	struct monitor mon;
+	int worker_fd;		/* the worker's end: the monitor's answers */
+};
+
+static void
+direct_open(struct direct *d, enum monitor_state state)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+		perror("socketpair");
+		exit(2);
+	}
+	monitor_setup(&d->mon, state);
+	d->mon.ipc_fd = sv[0];
+	d->worker_fd = sv[1];
+}
+
+static void
+direct_close(struct direct *d)
+{
+	close(d->mon.ipc_fd);
+	close(d->worker_fd);
+}
+
+static int
+direct_dispatch(struct direct *d, struct ipc_msg *m)
+{
+	last_log[0] = '\0';
+	return monitor_dispatch(&d->mon, m);
+}
+
+/* The monitor's answer into *r: 0, or -1 when it sent none. */
+static int
+direct_answer(struct direct *d, struct ipc_msg *r)
+{
+	struct pollfd p = { d->worker_fd, POLLIN, 0 };
+
+	ipc_init(r, IPC_NONE);
+	if (poll(&p, 1, 0) != 1)
+		return -1;
+	return ipc_recv(d->worker_fd, r) == 0 ? 0 : -1;
+}
+
+static int
+direct_no_answer(struct direct *d)
+{
+	struct ipc_msg r;
+	int none = direct_answer(d, &r) != 0;
+
+	if (r.fd >= 0)
+		close(r.fd);
+	return none;
+}
+
+/* The LOGIN_RESULT the monitor sent, or -1 when it sent none. */
+static long
+direct_login_result(struct direct *d)
+{
+	struct ipc_msg r;
+	uint32_t result;
+
+	if (direct_answer(d, &r) != 0 || r.type != IPC_LOGIN_RESULT ||
+	    ipc_get_u32(&r, &result) != 0 || ipc_get_end(&r) != 0)
+		return -1;
+	return result;
+}
+
+/*
+ * The FD_RESULT the monitor sent: its errno, and its descriptor in *fd
+ * (-1: none); -1 when it sent none or a malformed one.
+ */
+static long
+direct_fd_result(struct direct *d, int *fd)
+{
+	struct ipc_msg r;
+	uint32_t err;
+
+	*fd = -1;
+	if (direct_answer(d, &r) != 0)
+		return -1;
+	if (r.type != IPC_FD_RESULT || ipc_get_u32(&r, &err) != 0 || ipc_get_end(&r) != 0 ||
+	    ipc_check_fd_result(&r, err) != 0) {
+		if (r.fd >= 0)
+			close(r.fd);
+		return -1;
+	}
+	*fd = r.fd;
+	return err;
+}
+
+/* PORT_CONNECT's fields: family 4 or 6, the address in 4 words, port. */
+static void
+build_port_connect(struct ipc_msg *m, uint32_t family, const char *ip, uint32_t port)
+{
+	unsigned char raw[16] = { 0 };
+	size_t i;
+
+	if (inet_pton(family == PORT_CONNECT_V6 ? AF_INET6 : AF_INET, ip, raw) != 1)
+		abort();
+	ipc_init(m, IPC_PORT_CONNECT);
+	ipc_put_u32(m, family);
+	for (i = 0; i < sizeof(raw); i += 4)
+		ipc_put_u32(m, (uint32_t)raw[i] << 24 | (uint32_t)raw[i + 1] << 16 |
+			    (uint32_t)raw[i + 2] << 8 | raw[i + 3]);
+	ipc_put_u32(m, port);
+}
+
+static void
+build_u32(struct ipc_msg *m, enum ipc_type type, uint32_t v)
+{
+	ipc_init(m, type);
+	ipc_put_u32(m, v);
+}
+
+/* A well-formed request of type, as the schema describes it. */
+static void
+build_request(struct ipc_msg *m, uint16_t type)
+{
+	ipc_init(m, IPC_NONE);
+	m->type = type;
+	switch (type) {
+	case IPC_LOGIN:
+		ipc_put_str(m, "mallory", 7);
+		ipc_put_str(m, "guess", 5);
+		break;
+	case IPC_LOG:
+		ipc_put_u32(m, TW_LOG_INFO);
+		ipc_put_str(m, "x", 1);
+		break;
+	case IPC_PORT20_CONNECT:
+		ipc_put_u32(m, PEER_PORT);
+		break;
+	case IPC_PORT_CONNECT:
+		build_port_connect(m, PORT_CONNECT_V4, PEER_IP, PEER_PORT);
+		break;
+	case IPC_LOGIN_RESULT:
+		ipc_put_u32(m, IPC_LOGIN_OK);
+		break;
+	case IPC_FD_RESULT:
+		ipc_put_u32(m, EIO);
+		break;
+	case IPC_CLIENT_FD:
+		/* Its schema's descriptor comes with it. */
+		m->fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (m->fd < 0)
+			abort();
+		break;
+	case IPC_SANDBOX_VIOLATION:
+		ipc_put_u32(m, SYS_execve);
+		ipc_put_u32(m, ROLE_WORKER_PRELOGIN);
+		break;
+	default:
+		break;	/* no payload: NONE, PASV_LISTEN, CLIENT_ACK, unknown */
+	}
+}
+
+/*
+ * The permit table as the design states it (DESIGN.md), written out
+ * apart from monitor.c's: a rule changed there fails here.
+ */
+static int
+expect_permitted(uint16_t type, enum monitor_state state)
+{
+	switch (type) {
+	case IPC_LOGIN:
+		return state == MONITOR_PRELOGIN;
+	case IPC_LOG:
+	case IPC_SANDBOX_VIOLATION:
+		return 1;
+	case IPC_PORT20_CONNECT:
+	case IPC_PASV_LISTEN:
+	case IPC_PORT_CONNECT:
+		return state == MONITOR_POSTLOGIN;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * A permitted request, with the defaults of the tests' cfg
+ * (connect_from_port_20 and isolate_network off): answered, or the
+ * session ends as its handler says.
+ */
+static void
+check_permitted(struct direct *d, uint16_t type, int verdict)
+{
+	CHECK_INT(d->mon.granted[type], 1);
+	switch (type) {
+	case IPC_LOGIN:
+		CHECK_INT(verdict, MONITOR_CONTINUE);
+		CHECK_INT(direct_login_result(d), IPC_LOGIN_FAIL);
+		CHECK_INT(d->mon.login_fails, 1);
+		return;
+	case IPC_LOG:
+		CHECK_INT(verdict, MONITOR_CONTINUE);
+		break;
+	case IPC_SANDBOX_VIOLATION:
+		CHECK_INT(verdict, MONITOR_CONTINUE);
+		CHECK_INT(d->mon.last_seccomp_nr, SYS_execve);
+		expect_log("forbidden syscall execve");
+		break;
+	case IPC_PORT20_CONNECT:
+		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+		expect_log("PORT20 request without connect_from_port_20");
+		break;
+	case IPC_PASV_LISTEN:
+		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+		expect_log("PASV_LISTEN request without isolate_network");
+		break;
+	case IPC_PORT_CONNECT:
+		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+		expect_log("PORT_CONNECT request without isolate_network");
+		break;
+	default:
+		CHECK(0);
+	}
+	CHECK(direct_no_answer(d));
+}
+
+/* Anything else ends the session, unanswered and uncounted. */
+static void
+check_refused(struct direct *d, uint16_t type, enum monitor_state state, int verdict,
+	      int fd)
+{
+	char want[128];
+	unsigned t;
+
+	CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+	CHECK(direct_no_answer(d));
+	for (t = 0; t < IPC_TYPE_COUNT; t++)
+		CHECK_INT(d->mon.granted[t], 0);
+	if (fd >= 0) {
+		snprintf(want, sizeof(want), "request %s with a descriptor",
+			 ipc_schemas[type].name);
+		/* The monitor closed it. */
+		CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
+	} else {
+		snprintf(want, sizeof(want), "unpermitted request %s in state %s",
+			 type < IPC_TYPE_COUNT ? ipc_schemas[type].name : "?",
+			 state == MONITOR_PRELOGIN ? "pre-login" : "post-login");
+	}
+	expect_log(want);
+}
+
+/* Every message type, and one past them, in both states. */
+static void
+test_every_type_in_every_state(void)
+{
+	static const enum monitor_state states[] = { MONITOR_PRELOGIN, MONITOR_POSTLOGIN };
+	size_t s;
+	unsigned t;
+
+	for (s = 0; s < TW_ARRAY_LEN(states); s++) {
+		for (t = 0; t <= IPC_TYPE_COUNT; t++) {
+			uint16_t type = t < IPC_TYPE_COUNT ? (uint16_t)t : UINT16_MAX;
+			struct direct d;
+			struct ipc_msg m;
+			int verdict, fd;
+
+			direct_open(&d, states[s]);
+			build_request(&m, type);
+			fd = m.fd;
+			verdict = direct_dispatch(&d, &m);
+			if (expect_permitted(type, states[s]))
+				check_permitted(&d, type, verdict);
+			else
+				check_refused(&d, type, states[s], verdict, fd);
+			direct_close(&d);
+		}
+	}
+}
+
+/* A second violation report of one post-login worker is beyond its count. */
+static void
+test_violation_once_after_login(void)
+{
+	struct direct d;
+	struct ipc_msg m;
+
+	direct_open(&d, MONITOR_POSTLOGIN);
+	build_request(&m, IPC_SANDBOX_VIOLATION);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	build_request(&m, IPC_SANDBOX_VIOLATION);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("SANDBOX_VIOLATION beyond its allowed count");
+	direct_close(&d);
+}
+
+/* A TCP listener on ip and a free port (>= 1024), that port in *port. */
+static int
+listen_on(const char *ip, unsigned *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(struct sockaddr_in);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	set_inet(&ss, ip, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 4) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+		perror("listener");
+		exit(2);
+	}
+	*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+/* Whether fd is a TCP socket connected to ip:port. */
+static int
+connected_to(int fd, const char *ip, unsigned port)
+{
+	struct sockaddr_storage got, want;
+	socklen_t len = sizeof(got);
+
+	set_inet(&want, ip, port);
+	return getpeername(fd, (struct sockaddr *)&got, &len) == 0 &&
+	       len == sizeof(struct sockaddr_in) &&
+	       memcmp(&got, &want, sizeof(struct sockaddr_in)) == 0;
+}
+
+/* One request in a fresh post-login session that ends it. */
+static void
+expect_session_ends(struct ipc_msg *m, const char *why)
+{
+	struct direct d;
+
+	direct_open(&d, MONITOR_POSTLOGIN);
+	CHECK_INT(direct_dispatch(&d, m), MONITOR_EXIT_CRASH);
+	CHECK(direct_no_answer(&d));
+	expect_log(why);
+	direct_close(&d);
+}
+
+/* The request is answered with FD_RESULT err and no descriptor. */
+static void
+expect_refusal(struct direct *d, struct ipc_msg *m, long err)
+{
+	int fd;
+
+	CHECK_INT(direct_dispatch(d, m), MONITOR_CONTINUE);
+	CHECK_INT(direct_fd_result(d, &fd), err);
+	CHECK_INT(fd, -1);
+}
+
+/*
+ * The request is answered with a socket connected to ip:port (and
+ * FD_RESULT 0).
+ */
+static void
+expect_connection(struct direct *d, struct ipc_msg *m, const char *ip, unsigned port)
+{
+	int fd;
+
+	CHECK_INT(direct_dispatch(d, m), MONITOR_CONTINUE);
+	CHECK_INT(direct_fd_result(d, &fd), 0);
+	CHECK(fd >= 0 && connected_to(fd, ip, port));
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The policy let the request through: what comes back is the connection
+ * attempt's own result (a port where likely nothing listens), never the
+ * policy's EPERM.
+ */
+static void
+expect_attempt(struct direct *d, struct ipc_msg *m)
+{
+	long err;
+	int fd;
+
+	CHECK_INT(direct_dispatch(d, m), MONITOR_CONTINUE);
+	err = direct_fd_result(d, &fd);
+	CHECK(err >= 0 && err != EPERM);
+	CHECK((err == 0) == (fd >= 0));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void
+test_port20_rules(void)
+{
+	struct tw_config saved = cfg;
+	struct direct d;
+	struct ipc_msg m;
+	unsigned port;
+	int lfd, i;
+
+	/* Without connect_from_port_20 the session ends (the matrix above); with it: */
+	cfg.connect_from_port_20 = 1;
+	/* Binding port 20 needs root: any source port shows the same rules. */
+	cfg.ftp_data_port = 0;
+	direct_open(&d, MONITOR_POSTLOGIN);
+	/* Below 1024: refused with EPERM, as often as asked (no count). */
+	for (i = 0; i < 3; i++) {
+		build_u32(&m, IPC_PORT20_CONNECT, LOW_PORT);
+		expect_refusal(&d, &m, EPERM);
+	}
+	build_u32(&m, IPC_PORT20_CONNECT, LAST_LOW_PORT);
+	expect_refusal(&d, &m, EPERM);
+	CHECK_INT(d.mon.granted[IPC_PORT20_CONNECT], 4);
+	/* Above: connected, to the control peer's address. */
+	lfd = listen_on(PEER_IP, &port);
+	build_u32(&m, IPC_PORT20_CONNECT, port);
+	expect_connection(&d, &m, PEER_IP, port);
+	close(lfd);
+	/* port_promiscuous lifts the low-port rule (not the address pin). */
+	cfg.port_promiscuous = 1;
+	build_u32(&m, IPC_PORT20_CONNECT, CLOSED_LOW_PORT);
+	expect_attempt(&d, &m);
+	direct_close(&d);
+
+	build_u32(&m, IPC_PORT20_CONNECT, 0);
+	expect_session_ends(&m, "malformed PORT20 request");
+	build_u32(&m, IPC_PORT20_CONNECT, MAX_PORT + 1);
+	expect_session_ends(&m, "malformed PORT20 request");
+	ipc_init(&m, IPC_PORT20_CONNECT);
+	expect_session_ends(&m, "malformed PORT20 request");
+	cfg = saved;
+}
+
+static void
+test_pasv_listen_rules(void)
+{
+	int saved_netns = tw_rt.netns_fd;
+	struct sockaddr_storage ss, want;
+	socklen_t len = sizeof(ss), on_len = sizeof(int);
+	struct direct d;
+	struct ipc_msg m;
+	int fd, on = 0;
+
+	/* isolate_network on: the monitor reads only the sign of netns_fd. */
+	tw_rt.netns_fd = 0;
+	direct_open(&d, MONITOR_POSTLOGIN);
+	ipc_init(&m, IPC_PASV_LISTEN);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	CHECK_INT(direct_fd_result(&d, &fd), 0);
+	/* A listener on the control connection's own address. */
+	CHECK(fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &on_len) == 0 && on == 1);
+	CHECK(fd >= 0 && getsockname(fd, (struct sockaddr *)&ss, &len) == 0);
+	set_inet(&want, PEER_IP, 0);
+	CHECK(ss.ss_family == AF_INET && memcmp(&((struct sockaddr_in *)&ss)->sin_addr,
+					&((struct sockaddr_in *)&want)->sin_addr,
+					sizeof(struct in_addr)) == 0);
+	if (fd >= 0)
+		close(fd);
+	/* As often as asked (no count). */
+	ipc_init(&m, IPC_PASV_LISTEN);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	CHECK_INT(direct_fd_result(&d, &fd), 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(d.mon.granted[IPC_PASV_LISTEN], 2);
+	direct_close(&d);
+
+	build_u32(&m, IPC_PASV_LISTEN, 0);
+	expect_session_ends(&m, "malformed PASV_LISTEN request");
+	/* Off: the session ends (the worker has a network of its own). */
+	tw_rt.netns_fd = -1;
+	ipc_init(&m, IPC_PASV_LISTEN);
+	expect_session_ends(&m, "PASV_LISTEN request without isolate_network");
+	tw_rt.netns_fd = saved_netns;
+}
+
+static void
+test_port_connect_rules(void)
+{
+	struct tw_config saved = cfg;
+	int saved_netns = tw_rt.netns_fd;
+	unsigned port, fport;
+	struct direct d;
+	struct ipc_msg m;
+	int lfd, ffd;
+
+	tw_rt.netns_fd = 0;
+	lfd = listen_on(PEER_IP, &port);
+	ffd = listen_on(FOREIGN_IP, &fport);
+	direct_open(&d, MONITOR_POSTLOGIN);
+	/* To the control peer, above 1024: connected. */
+	build_port_connect(&m, PORT_CONNECT_V4, PEER_IP, port);
+	expect_connection(&d, &m, PEER_IP, port);
+	/* A foreign address (a bounce), a low port, another family: EPERM. */
+	build_port_connect(&m, PORT_CONNECT_V4, FOREIGN_IP, fport);
+	expect_refusal(&d, &m, EPERM);
+	expect_log("refused a PORT_CONNECT to a foreign address");
+	build_port_connect(&m, PORT_CONNECT_V4, PEER_IP, LOW_PORT);
+	expect_refusal(&d, &m, EPERM);
+	expect_log("refused a PORT_CONNECT");
+	build_port_connect(&m, PORT_CONNECT_V6, "::1", port);
+	expect_refusal(&d, &m, EPERM);
+	/* port_promiscuous: both rules lifted. */
+	cfg.port_promiscuous = 1;
+	build_port_connect(&m, PORT_CONNECT_V4, FOREIGN_IP, fport);
+	expect_connection(&d, &m, FOREIGN_IP, fport);
+	build_port_connect(&m, PORT_CONNECT_V4, PEER_IP, CLOSED_LOW_PORT);
+	expect_attempt(&d, &m);
+	direct_close(&d);
+	close(lfd);
+	close(ffd);
+	cfg = saved;
+
+	build_port_connect(&m, BAD_FAMILY, PEER_IP, PEER_PORT);
+	expect_session_ends(&m, "malformed PORT_CONNECT request");
+	build_port_connect(&m, PORT_CONNECT_V4, PEER_IP, 0);
+	expect_session_ends(&m, "malformed PORT_CONNECT request");
+	build_port_connect(&m, PORT_CONNECT_V4, PEER_IP, MAX_PORT + 1);
+	expect_session_ends(&m, "malformed PORT_CONNECT request");
+	build_u32(&m, IPC_PORT_CONNECT, PORT_CONNECT_V4);
+	expect_session_ends(&m, "malformed PORT_CONNECT request");
+	/* isolate_network off: the session ends, whatever the address. */
+	tw_rt.netns_fd = -1;
+	build_port_connect(&m, PORT_CONNECT_V4, PEER_IP, PEER_PORT);
+	expect_session_ends(&m, "PORT_CONNECT request without isolate_network");
+	tw_rt.netns_fd = saved_netns;
+}
+
+/* --- Hostile messages through the monitor's loop ------------------------ */
+
+/* What script_raw sends: one datagram, with nfds descriptors. */
+static struct {
+	uint16_t type;
+	uint16_t reserved;
+	uint32_t declared;	/* the header's payload length */
+	size_t len;		/* the payload bytes that follow */
+	unsigned char payload[IPC_MAX_MSG + 1];
+	int nfds;
+} raw;
+
+static void
+raw_set(uint16_t type, uint32_t declared, size_t len)
+{
+	memset(&raw, 0, sizeof(raw));
+	raw.type = type;
+	raw.declared = declared;
+	raw.len = len;
+}
+
+static void
+put_le32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+/* raw's datagram, but with only its first hdr_len header bytes. */
+static void
+send_raw(int fd, size_t hdr_len)
+{
+	unsigned char buf[IPC_HDR_LEN + sizeof(raw.payload)];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} ctl;
+	struct iovec iov;
+	struct msghdr mh;
+	int fds[2], i;
+
+	buf[0] = (unsigned char)raw.type;
+	buf[1] = (unsigned char)(raw.type >> 8);
+	buf[2] = (unsigned char)raw.reserved;
+	buf[3] = (unsigned char)(raw.reserved >> 8);
+	put_le32(buf + 4, raw.declared);
+	memmove(buf + hdr_len, raw.payload, raw.len);
+	iov.iov_base = buf;
+	iov.iov_len = hdr_len + raw.len;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (raw.nfds > 0) {
+		struct cmsghdr *c;
+
+		for (i = 0; i < raw.nfds; i++)
+			if ((fds[i] = open("/dev/null", O_RDONLY)) < 0)
+				worker_fail();
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(raw.nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(raw.nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, raw.nfds * sizeof(int));
+	}
+	if (sendmsg(fd, &mh, 0) != (ssize_t)iov.iov_len)
+		worker_fail();
+}
+
+static enum after_script
+script_raw(int fd)
+{
+	send_raw(fd, IPC_HDR_LEN);
+	return STAY_ALIVE;
+}
+
+static enum after_script
+script_raw_then_quit(int fd)
+{
+	send_raw(fd, IPC_HDR_LEN);
+	return EXIT_CLEANLY;
+}
+
+/*
+ * Reads the answer before it quits: a worker that leaves an answer
+ * unread resets the channel, and the monitor sees an I/O error.
+ */
+static enum after_script
+script_raw_login_then_quit(int fd)
+{
+	send_raw(fd, IPC_HDR_LEN);
+	expect_login_result(fd, IPC_LOGIN_FAIL);
+	return EXIT_CLEANLY;
+}
+
+/* A datagram of 3 bytes: not even a header. */
+static enum after_script
+script_short_header(int fd)
+{
+	raw.len = 0;
+	send_raw(fd, 3);
+	return STAY_ALIVE;
+}
+
+/* Past any descriptor a case opens. */
+#define FD_PROBE_LIMIT 1024
+
+static unsigned
+count_open_fds(void)
+{
+	unsigned n = 0;
+	int fd;
+
+	for (fd = 0; fd < FD_PROBE_LIMIT; fd++)
+		n += fcntl(fd, F_GETFD) != -1;
+	return n;
+}
+
+/*
+ * Runs raw's datagram (pre- or post-login) through the loop: the session
+ * ends as a crash, with want in the log, and every descriptor that came
+ * with it closed.
+ */
+static void
+expect_raw_ends(enum monitor_state state, const char *want)
+{
+	struct monitor mon;
+	struct monitor_outcome o;
+	unsigned fds = count_open_fds();
+	int verdict = serve_in(state, script_raw, &mon, -1);
+
+	CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+	expect_log(want);
+	o = monitor_outcome_of(W_EXITCODE(monitor_exit_code(&mon, verdict), 0));
+	CHECK(o.bad);
+	CHECK_INT(count_open_fds(), fds);
+}
+
+/* A string field: u32 length, then the bytes (c repeated). */
+static size_t
+raw_put_str(size_t off, size_t len, int c)
+{
+	put_le32(raw.payload + off, (uint32_t)len);
+	memset(raw.payload + off + 4, c, len);
+	return off + 4 + len;
+}
+
+static void
+raw_login(size_t user_len, size_t pass_len)
+{
+	size_t n;
+
+	raw_set(IPC_LOGIN, 0, 0);
+	n = raw_put_str(0, user_len, 'u');
+	n = raw_put_str(n, pass_len, 'p');
+	raw.declared = (uint32_t)n;
+	raw.len = n;
+}
+
+static void
+raw_log(size_t text_len)
+{
+	raw_set(IPC_LOG, 0, 0);
+	put_le32(raw.payload, TW_LOG_INFO);
+	raw.len = raw_put_str(4, text_len, 't');
+	raw.declared = (uint32_t)raw.len;
+}
+
+/* Header-only requests (a payload of zero bytes), short and lying headers. */
+static void
+test_empty_and_short(void)
+{
+	struct monitor mon;
+
+	raw_set(IPC_LOG, 0, 0);
+	expect_raw_ends(MONITOR_PRELOGIN, "malformed LOG request");
+	raw_set(IPC_LOGIN, 0, 0);
+	expect_raw_ends(MONITOR_PRELOGIN, "malformed LOGIN request");
+	raw_set(IPC_SANDBOX_VIOLATION, 0, 0);
+	expect_raw_ends(MONITOR_PRELOGIN, "malformed SANDBOX_VIOLATION report");
+	raw_set(IPC_PORT20_CONNECT, 0, 0);
+	expect_raw_ends(MONITOR_POSTLOGIN, "malformed PORT20 request");
+	raw_set(IPC_PORT_CONNECT, 0, 0);
+	expect_raw_ends(MONITOR_POSTLOGIN, "malformed PORT_CONNECT request");
+	/* Longer or shorter than the header says. */
+	raw_log(4);
+	raw.declared = (uint32_t)raw.len + 1;
+	expect_raw_ends(MONITOR_PRELOGIN, "shorter than its header or declared length");
+	raw_log(4);
+	raw.declared = (uint32_t)raw.len - 1;
+	expect_raw_ends(MONITOR_PRELOGIN, "longer than declared or allowed");
+	raw_set(IPC_LOG, 0, 0);
+	raw.reserved = 1;
+	expect_raw_ends(MONITOR_PRELOGIN, "reserved header bits set");
+
+	raw_set(IPC_LOG, 0, 0);
+	CHECK_INT(serve(script_short_header, &mon, -1), MONITOR_EXIT_CRASH);
+	expect_log("shorter than its header");
+}
+
+/* No request of the worker's carries a descriptor. */
+static void
+test_unexpected_fd(void)
+{
+	/* One the schema forbids: the receiver refuses the message. */
+	raw_log(4);
+	raw.nfds = 1;
+	expect_raw_ends(MONITOR_PRELOGIN, "file descriptor missing, unexpected or truncated");
+	raw_log(4);
+	raw.nfds = 2;
+	expect_raw_ends(MONITOR_POSTLOGIN, "file descriptor missing, unexpected or truncated");
+	/* One a monitor-to-worker type may carry, forged by the worker. */
+	raw_set(IPC_FD_RESULT, 4, 4);
+	raw.nfds = 1;
+	expect_raw_ends(MONITOR_POSTLOGIN, "request FD_RESULT with a descriptor");
+	raw_set(IPC_CLIENT_FD, 0, 0);
+	raw.nfds = 1;
+	expect_raw_ends(MONITOR_PRELOGIN, "request CLIENT_FD with a descriptor");
+}
+
+/* String fields beyond their bounds; at the bound they are served. */
+static void
+test_oversize_strings(void)
+{
+	struct monitor mon;
+
+	/* LOG's text: the bound is the schema's, the receiver refuses. */
+	raw_log(IPC_MAX_LOGMSG + 1);
+	expect_raw_ends(MONITOR_PRELOGIN, "longer than declared or allowed");
+	raw_log(IPC_MAX_LOGMSG);
+	CHECK_INT(serve(script_raw_then_quit, &mon, -1), MONITOR_EXIT_OK);
+	CHECK_INT(mon.granted[IPC_LOG], 1);
+	/* A field that claims more bytes than the message has. */
+	raw_log(4);
+	put_le32(raw.payload + 4, 5);
+	expect_raw_ends(MONITOR_PRELOGIN, "malformed LOG request");
+	/* A datagram past the transport's bound. */
+	raw_log(IPC_MAX_PAYLOAD - 8);
+	raw.len++;
+	raw.declared++;
+	expect_raw_ends(MONITOR_PRELOGIN, "longer than declared or allowed");
+
+	/* LOGIN's fields fit its schema together, not one alone. */
+	raw_login(IPC_MAX_USER + 1, 0);
+	expect_raw_ends(MONITOR_PRELOGIN, "malformed LOGIN request");
+	raw_login(0, IPC_MAX_PASS + 1);
+	expect_raw_ends(MONITOR_PRELOGIN, "malformed LOGIN request");
+	raw_login(IPC_MAX_USER + IPC_MAX_PASS + 1, 0);
+	expect_raw_ends(MONITOR_PRELOGIN, "longer than declared or allowed");
+	/* At the bounds: an ordinary failed login. */
+	raw_login(IPC_MAX_USER, IPC_MAX_PASS);
+	CHECK_INT(serve(script_raw_login_then_quit, &mon, -1), MONITOR_EXIT_OK);
+	CHECK_INT(mon.login_fails, 1);
+	expect_log("FAIL LOGIN");
+}
+
+/*
+ * A flood of LOG requests, then a LOGIN: still answered, and the session
+ * ends normally. Worker lines go to the log file, not to the tests' sink:
+ * the case opens one to count them.
+ */
+static enum after_script
+script_flood(int fd)
+{
+	char text[32];
+	unsigned i;
+
+	for (i = 0; i < FLOOD_COUNT; i++) {
+		snprintf(text, sizeof(text), "flood %u", i);
+		send_log(fd, text);
+	}
+	/* A worker cannot forge a line of its own. */
+	send_log(fd, "forged\n[monitor 1] line");
+	send_login(fd);
+	expect_login_result(fd, IPC_LOGIN_FAIL);
+	return EXIT_CLEANLY;
+}
+
+static void
+test_log_flood(void)
+{
+	struct tw_config saved = cfg;
+	char path[] = "/tmp/test_monitor_log.XXXXXX", line[TW_LOG_MAX_TEXT + 128];
+	unsigned flood_lines = 0, last_seen = 0, forged = 0, other = 0;
+	struct monitor_outcome o;
+	struct monitor mon;
+	int fd, verdict;
+	FILE *f;
+
+	fd = mkstemp(path);
+	if (fd < 0) {
+		perror("mkstemp");
+		exit(2);
+	}
+	close(fd);
+	snprintf(cfg.log_file, sizeof(cfg.log_file), "%s", path);
+	cfg.syslog_enable = 0;
+	log_to_sink(NULL);
+	log_open(&cfg);
+	verdict = serve(script_flood, &mon, -1);
+	log_to_sink(capture_log);
+	cfg = saved;
+
+	CHECK_INT(verdict, MONITOR_EXIT_OK);
+	CHECK_INT(mon.granted[IPC_LOG], FLOOD_COUNT + 1);
+	CHECK_INT(mon.login_fails, 1);
+	o = monitor_outcome_of(W_EXITCODE(monitor_exit_code(&mon, verdict), 0));
+	CHECK(!o.bad && o.failed_logins == 1);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, "[worker ") != NULL && strstr(line, "] flood ") != NULL)
+			flood_lines++;
+		else if (strstr(line, "] forged?[monitor 1] line\n") != NULL)
+			forged++;
+		else if (strstr(line, "FAIL LOGIN") == NULL)
+			other++;
+		if (strstr(line, "] flood 9999\n") != NULL)
+			last_seen = 1;
+	}
+	if (f != NULL)
+		fclose(f);
+	unlink(path);
+	CHECK_INT(flood_lines, FLOOD_COUNT);
+	CHECK(last_seen);
+	CHECK_INT(forged, 1);
+	CHECK_INT(other, 0);
+}
+
+/* --- LOGIN at and after the last allowed failure ------------------------ */
+
+static int hand_over_calls;
+
+static int
+hand_over_gone(struct monitor *mon)
+{
+	(void)mon;
+	hand_over_calls++;
+	return -1;
+}
+
+/* The client quits after the closing answer: a bad end, with 2 failures. */
+static enum after_script
+script_fail_out_and_quit(int fd)
+{
+	send_login(fd);
+	expect_login_result(fd, IPC_LOGIN_FAIL);
+	send_login(fd);
+	expect_login_result(fd, IPC_LOGIN_CLOSE);
+	return EXIT_CLEANLY;
+}
+
+/* Even the right name after the last failure is not checked any more. */
+static enum after_script
+script_anonymous_after_last_failure(int fd)
+{
+	send_login(fd);
+	expect_login_result(fd, IPC_LOGIN_FAIL);
+	send_login(fd);
+	expect_login_result(fd, IPC_LOGIN_CLOSE);
+	send_login_as(fd, "anonymous", "guest@");
+	return STAY_ALIVE;
+}
+
+static enum after_script
+script_anonymous(int fd)
+{
+	send_login_as(fd, "anonymous", "guest@");
+	return STAY_ALIVE;
+}
+
+static void
+test_login_limits(void)
+{
+	struct tw_config saved = cfg;
+	struct tw_runtime saved_rt = tw_rt;
+	struct monitor_outcome o;
+	struct monitor mon;
+	int verdict;
+
+	verdict = serve(script_fail_out_and_quit, &mon, -1);
+	CHECK_INT(verdict, MONITOR_EXIT_LOGIN_FAILED);
+	o = monitor_outcome_of(W_EXITCODE(monitor_exit_code(&mon, verdict), 0));
+	CHECK(o.bad && o.failed_logins == 2);
+
+	verdict = serve(script_login_beyond_count, &mon, -1);
+	o = monitor_outcome_of(W_EXITCODE(monitor_exit_code(&mon, verdict), 0));
+	CHECK(o.bad && o.failed_logins == 2);
+
+	/*
+	 * Anonymous logins need no root and no PAM: the listener's facts
+	 * (tw_rt) stand in. hand_over_unexpected aborts if one is reached.
+	 */
+	cfg.anonymous_enable = 1;
+	tw_rt.have_ftp_user = 1;
+	tw_rt.ftp_uid = 65534;
+	tw_rt.ftp_gid = 65534;
+	snprintf(tw_rt.ftp_home, sizeof(tw_rt.ftp_home), "/nonexistent");
+	verdict = serve(script_anonymous_after_last_failure, &mon, -1);
+	CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+	expect_log("LOGIN beyond its allowed count");
+	CHECK_INT(mon.state, MONITOR_PRELOGIN);
+
+	/* A login that succeeds when no spare can take over: the session ends. */
+	hand_over_calls = 0;
+	test_hand_over = hand_over_gone;
+	verdict = serve(script_anonymous, &mon, -1);
+	test_hand_over = hand_over_unexpected;
+	CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+	CHECK_INT(hand_over_calls, 1);
+	expect_log("spare post-login worker gone");
+	cfg = saved;
+	tw_rt = saved_rt;
+}
+
 int
 main(void)
 {
@@ -399,6 +1439,9 @@ main(void)
 	cfg.userlist_enable = 0;
 	cfg.max_login_fails = 2;
 	cfg.delay_failed_login = 0;
+	cfg.connect_timeout = TEST_CONNECT_TIMEOUT_S;
+	/* isolate_network off unless a case turns it on. */
+	tw_rt.netns_fd = -1;
 	signal(SIGALRM, on_alarm);
 	signal(SIGPIPE, SIG_IGN);
 	log_to_sink(capture_log);
@@ -410,5 +1453,15 @@ main(void)
 	test_empty_datagram();
 	test_closed_channel_live_worker();
 	test_violation_named_at_death();
+	test_every_type_in_every_state();
+	test_violation_once_after_login();
+	test_port20_rules();
+	test_pasv_listen_rules();
+	test_port_connect_rules();
+	test_empty_and_short();
+	test_unexpected_fd();
+	test_oversize_strings();
+	test_log_flood();
+	test_login_limits();
 	return check_summary();
 }
