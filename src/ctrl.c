@@ -27,12 +27,17 @@
 #define MS_PER_S 1000
 #define NS_PER_MS 1000000
 
+/* struct ctrl's pending bytes: one control connection per process. */
+static char ctrl_pending_buf[CTRL_MAX_LINE];
+
 void
 ctrl_init(struct ctrl *c, int fd)
 {
 	int one = 1;
 
 	c->fd = fd;
+	c->pending = ctrl_pending_buf;
+	c->pending_len = 0;
 	/*
 	 * Clients send ABOR as urgent data (Python's ftplib sends the whole
 	 * "ABOR\r\n" with MSG_OOB); inline it so the LF is not lost. Without

@@ -31,9 +31,12 @@ struct ctrl {
 	 * seen by taking the bytes before the mark. Never holds an LF (so
 	 * nothing past a command's end is ever taken); the next line read
 	 * starts with it. Only a post-login worker, the last reader of the
-	 * connection, ever fills it.
+	 * connection, ever fills it. CTRL_MAX_LINE bytes of ctrl.c's .bss,
+	 * not of struct session: a session lives in per-process .data
+	 * (TW_PER_PROCESS), where 4 KB more made every worker two pages
+	 * larger, while this buffer is touched only when urgent data comes.
 	 */
-	char pending[CTRL_MAX_LINE];
+	char *pending;
 	size_t pending_len;
 };
 
