@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "src/common/config.h"
+#include "src/common/monotime.h"
 #include "src/common/sockaddr.h"
 
 static unsigned
@@ -93,39 +94,20 @@ datasock_pasv_listen(const struct tw_config *c, const struct sockaddr_storage *l
 	return fd;
 }
 
-/*
- * Milliseconds left until end on CLOCK_MONOTONIC (a clock step moves no
- * deadline), at most INT_MAX; -1 when the clock cannot be read.
- */
-static int
-ms_until(const struct timespec *end)
-{
-	struct timespec now;
-	long long left;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
-		return -1;
-	left = (long long)(end->tv_sec - now.tv_sec) * 1000 +
-	       (end->tv_nsec - now.tv_nsec) / 1000000;
-	if (left < 0)
-		return 0;
-	return left > INT_MAX ? INT_MAX : (int)left;
-}
-
 /* An interrupted poll resumes with what is left of the deadline, not all of it. */
 int
 datasock_wait(int fd, short events, unsigned timeout_s)
 {
 	struct pollfd p = { fd, events, 0 };
-	struct timespec end = { 0, 0 };
+	long long end = timeout_s != 0 ? tw_mono_ms() + (long long)timeout_s * 1000 : 0;
 	int rc, ms = -1;
 
-	if (timeout_s != 0 && clock_gettime(CLOCK_MONOTONIC, &end) != 0)
-		return -1;
-	end.tv_sec += timeout_s;
 	do {
-		if (timeout_s != 0 && (ms = ms_until(&end)) < 0)
-			return -1;
+		if (timeout_s != 0) {
+			long long left = end - tw_mono_ms();
+
+			ms = left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+		}
 		rc = poll(&p, 1, ms);
 	} while (rc < 0 && errno == EINTR);
 	return rc;

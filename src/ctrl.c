@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "src/common/reply.h"
+#include "src/common/monotime.h"
 #include "src/common/util.h"
 #include "src/proto/ctrlline.h"
 #include "src/worker.h"
@@ -25,7 +26,6 @@
 /* How much of a command line one peek looks at for its LF. */
 #define CTRL_PEEK_CHUNK 1024
 #define MS_PER_S 1000
-#define NS_PER_MS 1000000
 
 /* struct ctrl's pending bytes: one control connection per process. */
 static char ctrl_pending_buf[CTRL_MAX_LINE];
@@ -92,20 +92,6 @@ ctrl_replyf(struct ctrl *c, int code, char sep, const char *fmt, ...)
 	ctrl_write(c, line, n);
 }
 
-/*
- * Deadlines run on the monotonic clock: a wall clock stepped by NTP or
- * an operator must not end a session early or keep it past its timeout.
- */
-static long long
-monotonic_ms(void)
-{
-	struct timespec now;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
-		die("clock_gettime: %s", strerror(errno));
-	return (long long)now.tv_sec * MS_PER_S + now.tv_nsec / NS_PER_MS;
-}
-
 /* timeout_ms < 0: wait forever. */
 static int
 wait_readable(int fd, long long timeout_ms)
@@ -140,7 +126,7 @@ int
 ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 {
 	size_t len = take_pending(c, buf, cap);
-	long long deadline = timeout_s ? monotonic_ms() + (long long)timeout_s * MS_PER_S : 0;
+	long long deadline = timeout_s ? tw_mono_ms() + (long long)timeout_s * MS_PER_S : 0;
 
 	for (;;) {
 		char peek[CTRL_PEEK_CHUNK];
@@ -150,7 +136,7 @@ ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 		long long left = -1;
 
 		if (deadline) {
-			left = deadline - monotonic_ms();
+			left = deadline - tw_mono_ms();
 			if (left <= 0)
 				return CTRL_TIMEOUT;
 		}

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "src/common/config.h"
+#include "src/common/monotime.h"
 #include "src/common/util.h"
 #include "src/data.h"
 #include "src/proto/ascii.h"
@@ -47,17 +48,6 @@
 
 #define MS_PER_S 1000LL
 
-/* Milliseconds on CLOCK_MONOTONIC: deadlines that a clock step cannot move. */
-static long long
-monotonic_ms(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		die("clock_gettime(CLOCK_MONOTONIC): %s", strerror(errno));
-	return (long long)ts.tv_sec * MS_PER_S + ts.tv_nsec / 1000000;
-}
-
 /*
  * Waits until the data socket is ready for events. Meanwhile an ABOR on
  * the control connection ends the transfer, and the client closing it
@@ -67,11 +57,11 @@ static enum xfer_status
 xfer_wait(struct xfer *x, short events)
 {
 	unsigned timeout_s = x->s->cfg->data_connection_timeout;
-	long long deadline = monotonic_ms() + timeout_s * MS_PER_S;
+	long long deadline = tw_mono_ms() + timeout_s * MS_PER_S;
 
 	for (;;) {
 		struct pollfd p[2] = { { x->fd, events, 0 }, { x->s->ctrl.fd, POLLIN, 0 } };
-		long long now = monotonic_ms();
+		long long now = tw_mono_ms();
 		int watch = x->watch_ctrl && now >= x->ctrl_retry_ms;
 		int ms = -1, rc;
 
