@@ -248,6 +248,12 @@ run_inetd(const struct tw_config *cfg)
 	session_run(cfg, fd);
 }
 
+static void
+warn_stderr(const char *msg)
+{
+	fprintf(stderr, "twinftpd: warning: %s\n", msg);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -303,6 +309,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "twinftpd: %s: %s\n", path, err);
 		return 1;
 	}
+	config_warnings(&cfg, warn_stderr);
 	if (check_only) {
 		return config_print(&cfg, stdout) == 0 ? 0 : 1;
 	}

@@ -545,6 +545,42 @@ check_path(const char *name, const char *value, int required,
 	return 0;
 }
 
+/* The TLS options' rules; the files themselves are checked by tls.c. */
+static int
+config_check_tls(const struct tw_config *c, char *err, size_t errlen)
+{
+	if (!c->ssl_enable) {
+		if (c->implicit_ssl || c->implicit_ssl_port)
+			return cfg_error(err, errlen, NULL, 0,
+			    "implicit_ssl and implicit_ssl_port need ssl_enable=YES");
+		return 0;
+	}
+	if (check_path("rsa_cert_file", c->rsa_cert_file, 1, err, errlen) ||
+	    check_path("rsa_private_key_file", c->rsa_private_key_file, 0, err, errlen) ||
+	    check_path("ca_certs_file", c->ca_certs_file,
+		c->validate_cert || c->require_cert, err, errlen))
+		return -1;
+	if (!c->ssl_tlsv1_2 && !c->ssl_tlsv1_3)
+		return cfg_error(err, errlen, NULL, 0,
+		    "ssl_enable needs ssl_tlsv1_2 or ssl_tlsv1_3: no older protocol is offered");
+	if (c->implicit_ssl_port &&
+	    (c->implicit_ssl || c->implicit_ssl_port == c->listen_port))
+		return cfg_error(err, errlen, NULL, 0,
+		    "implicit_ssl_port needs implicit_ssl=NO and a port other than listen_port");
+	if (c->implicit_ssl_port && !c->listen && !c->listen_ipv6)
+		return cfg_error(err, errlen, NULL, 0,
+		    "implicit_ssl_port needs standalone mode (listen or listen_ipv6)");
+	return 0;
+}
+
+void
+config_warnings(const struct tw_config *c, void (*warn)(const char *msg))
+{
+	if (c->ssl_enable && (c->ssl_tlsv1 || c->ssl_tlsv1_1 || c->ssl_sslv2 || c->ssl_sslv3))
+		warn("ssl_tlsv1, ssl_tlsv1_1, ssl_sslv2 and ssl_sslv3 are ignored: "
+		     "only TLS 1.2 and 1.3 are offered");
+}
+
 int
 config_check(const struct tw_config *c, char *err, size_t errlen)
 {
@@ -590,7 +626,7 @@ config_check(const struct tw_config *c, char *err, size_t errlen)
 	    strchr(c->pam_service_name, '/') != NULL))
 		return cfg_error(err, errlen, NULL, 0,
 		    "local_enable needs pam_service_name, a name without '/'");
-	return 0;
+	return config_check_tls(c, err, errlen);
 }
 
 /*

@@ -58,6 +58,8 @@ int config_load_file(struct tw_config *c, const char *path, char *err, size_t er
 
 /* Cross-option checks (pasv_min_port <= pasv_max_port, ...). 0 or -1. */
 int config_check(const struct tw_config *c, char *err, size_t errlen);
+/* Calls warn for each setting that is accepted but changes nothing here. */
+void config_warnings(const struct tw_config *c, void (*warn)(const char *msg));
 
 /*
  * Prints the effective settings, one `name=value` a line, table order,

@@ -132,6 +132,60 @@ CFG_UINT(ftp_data_port, 20, 1, 65535,
 CFG_BOOL(use_sendfile, 1,
 	"Send binary downloads with sendfile(2).")
 
+/* --- TLS (FTPS, RFC 4217) --- */
+CFG_BOOL(ssl_enable, 0,
+	"Offer TLS on the control and data connections (AUTH TLS, PBSZ, PROT). Needs rsa_cert_file. TLS 1.2 and 1.3 only; a client that offers ALPN without \"ftp\" is refused in the handshake.")
+CFG_BOOL(implicit_ssl, 0,
+	"Implicit FTPS: every connection to listen_port starts with a TLS handshake (as ftps:// clients expect, usually on port 990), and AUTH is refused. Needs ssl_enable.")
+CFG_UINT(implicit_ssl_port, 0, 0, 65535,
+	"A second port on which the same server speaks implicit FTPS, while listen_port stays explicit (AUTH TLS); 0: none. Standalone mode only; needs ssl_enable, and implicit_ssl=NO.")
+CFG_STR(rsa_cert_file, "/etc/ssl/private/twinftpd.pem",
+	"PEM file with the server certificate, followed by any intermediate certificates (and its private key when rsa_private_key_file is unset). Read by the listener at start, as root.")
+CFG_STR(rsa_private_key_file, "",
+	"PEM file with the certificate's private key; empty: the key is in rsa_cert_file. Read by the listener at start, as root, before any session process exists; see require_ssl_reuse for the processes that hold it.")
+CFG_STR(ca_certs_file, "",
+	"PEM file of certificate authorities whose client certificates are accepted with validate_cert or require_cert; also sent as the list of acceptable authorities when ssl_request_cert asks for a client certificate.")
+CFG_STR(ssl_ciphers, "ECDHE+AESGCM:ECDHE+CHACHA20",
+	"OpenSSL cipher list for TLS 1.2 (TLS 1.3 suites are OpenSSL's defaults, all AEAD). vsftpd's default (DES-CBC3-SHA) is broken; this one has forward secrecy and authenticated encryption only.")
+CFG_BOOL(ssl_tlsv1_2, 1,
+	"Offer TLS 1.2.")
+CFG_BOOL(ssl_tlsv1_3, 1,
+	"Offer TLS 1.3.")
+CFG_BOOL(ssl_tlsv1, 0,
+	"Accepted for vsftpd.conf files; TLS 1.0 is never offered (twinftpd speaks TLS 1.2 and 1.3 only), and YES is reported by -t and at start as a setting that is ignored. vsftpd's default is YES.")
+CFG_BOOL(ssl_tlsv1_1, 0,
+	"As ssl_tlsv1, for TLS 1.1: never offered.")
+CFG_BOOL(ssl_sslv2, 0,
+	"As ssl_tlsv1, for SSL 2: never offered.")
+CFG_BOOL(ssl_sslv3, 0,
+	"As ssl_tlsv1, for SSL 3: never offered.")
+CFG_BOOL(allow_anon_ssl, 0,
+	"Let anonymous sessions use TLS (AUTH TLS from a client that then logs in anonymously). When off, an anonymous login over TLS is refused with 530.")
+CFG_BOOL(force_local_logins_ssl, 1,
+	"With ssl_enable: local users must switch to TLS before USER/PASS (else 530).")
+CFG_BOOL(force_local_data_ssl, 1,
+	"With ssl_enable: local users must protect data connections (PROT P; else 521).")
+CFG_BOOL(force_anon_logins_ssl, 0,
+	"With ssl_enable and allow_anon_ssl: anonymous users must log in over TLS.")
+CFG_BOOL(force_anon_data_ssl, 0,
+	"With ssl_enable and allow_anon_ssl: anonymous users must protect data connections.")
+CFG_BOOL(require_ssl_reuse, 1,
+	"A TLS data connection must resume the control connection's TLS session (RFC 4217 section 10.2: proof that the same client opens it); a fresh handshake is refused with 522. Resumption needs only the session ticket key the session was started with, so the process that runs as the logged-in user never holds the certificate's private key. With NO, that process loads the key to make full handshakes, as in vsftpd.")
+CFG_BOOL(ssl_request_cert, 0,
+	"Ask the client for a certificate in the control handshake (not required unless require_cert). vsftpd's default is YES, which makes some clients prompt their user for a certificate.")
+CFG_BOOL(require_cert, 0,
+	"Refuse a control handshake without a client certificate (implies ssl_request_cert).")
+CFG_BOOL(validate_cert, 0,
+	"Refuse a client certificate that does not verify against ca_certs_file.")
+CFG_BOOL(strict_ssl_read_eof, 1,
+	"A TLS upload must end with the client's TLS close_notify: an upload whose connection simply closes (a truncation an attacker can cause) is answered 426 and logged. vsftpd's default is NO.")
+CFG_BOOL(strict_ssl_write_shutdown, 0,
+	"After a TLS download, wait (up to data_connection_timeout) for the client's close_notify before answering 226. The server always sends its own close_notify.")
+CFG_BOOL(ssl_strict_sni, 0,
+	"Refuse a TLS handshake whose server name (SNI) is not a name of the certificate (subject alternative names, or the common name). A client that sends no name is accepted.")
+CFG_BOOL(debug_ssl, 0,
+	"Log TLS handshake failures and alerts with OpenSSL's reason.")
+
 /* --- Timeouts (seconds; 0 disables) --- */
 CFG_UINT(idle_session_timeout, 300, 0, 86400,
 	"Close a session that sends no command for this long.")

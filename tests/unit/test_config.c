@@ -283,8 +283,8 @@ test_names(void)
 	CHECK_INT(apply(&c, "vsftpd_log_file=/var/log/other.log", err, sizeof(err)), 0);
 	CHECK_STR(c.log_file, "/var/log/other.log");
 
-	REJECTED("ssl_enable=YES",
-	    "option 'ssl_enable' is a vsftpd option that twinftpd does not support");
+	REJECTED("dsa_cert_file=/etc/x.pem",
+	    "option 'dsa_cert_file' is a vsftpd option that twinftpd does not support");
 	REJECTED("xferlog_std_format=YES",
 	    "option 'xferlog_std_format' is a vsftpd option that twinftpd does not support");
 	REJECTED("ptrace_sandbox=NO", "vsftpd option that twinftpd does not support");
@@ -409,8 +409,8 @@ test_file(void)
 
 	CHECK_INT(LOAD(&c, "# ok\n\nlisten=YES\nlisten_port=70000\nlisten=NO\n"), -1);
 	ERR_AT(4, "option 'listen_port': must be between 1 and 65535");
-	CHECK_INT(LOAD(&c, "anonymous_enable=YES\r\nssl_enable=YES\r\n"), -1);
-	ERR_AT(2, "option 'ssl_enable' is a vsftpd option that twinftpd does not support");
+	CHECK_INT(LOAD(&c, "anonymous_enable=YES\r\ndsa_cert_file=/x\r\n"), -1);
+	ERR_AT(2, "option 'dsa_cert_file' is a vsftpd option that twinftpd does not support");
 	CHECK_INT(LOAD(&c, "\n\n\nfoo_bar=1\n"), -1);
 	ERR_AT(4, "unknown option 'foo_bar'");
 	CHECK_INT(LOAD(&c, "  listen=YES\n"), -1);
