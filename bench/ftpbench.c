@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,11 +121,13 @@ usage(void)
 	fprintf(stderr,
 	    "usage: ftpbench suite -h HOST -P PORT -u USER -p PASS [-n 300]\n"
 	    "                      [-b all|NAME,...] [-s SIZE] [-k PID] [-d DIR]\n"
-	    "                      [-t TIMEOUT] [-E] [-o table|csv]\n"
+	    "                      [-t TIMEOUT] [-e] [-E | -I] [-o table|csv]\n"
 	    "       ftpbench robots -hHOST -P# -n#users -c#concurrent-connects\n"
 	    "                      -t#seconds -b#bytes/s-per-user -B#min-bytes/s\n"
 	    "                      -uUSER -pPASS -fFILE -m#packet [-j workers]\n"
-	    "                      [-T TIMEOUT] [-r RCVBUF] [-E] [-v]\n");
+	    "                      [-T TIMEOUT] [-r RCVBUF] [-e] [-E | -I] [-v]\n"
+	    "  -e: EPSV instead of PASV; -E: FTPS, AUTH TLS then PBSZ 0, PROT P;\n"
+	    "  -I: implicit FTPS (TLS from the first byte)\n");
 	exit(2);
 }
 
@@ -134,6 +137,8 @@ main(int argc, char **argv)
 	util_set_die_hook(die_to_stderr);
 	/* Line-buffered even into a pipe: bench/compare reads it live. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* OpenSSL writes to sockets without MSG_NOSIGNAL. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2)
 		usage();
 	if (strcmp(argv[1], "suite") == 0)

@@ -79,6 +79,7 @@ struct wstat {
 	uint64_t bytes, fetches;
 	double cpu;
 	uint32_t deaths[D_COUNT];
+	uint64_t tls_data, tls_resumed, tls_unclean;
 };
 
 struct opts {
@@ -269,6 +270,9 @@ send_stat(struct worker *W, int final)
 	W->st.final = (uint32_t)final;
 	W->st.bytes = W->L.bytes;
 	W->st.cpu = fb_cpu_self();
+	W->st.tls_data = W->L.tls_stats.data_conns;
+	W->st.tls_resumed = W->L.tls_stats.data_resumed;
+	W->st.tls_unclean = W->L.tls_stats.unclean_eof;
 	if (write(W->fd, &W->st, sizeof(W->st)) != (ssize_t)sizeof(W->st))
 		_exit(3);	/* the parent is gone: nobody to report to */
 }
@@ -356,6 +360,9 @@ sum_stats(const struct wproc *w, uint32_t j, struct wstat *sum)
 		sum->bytes += w[i].last.bytes;
 		sum->fetches += w[i].last.fetches;
 		sum->cpu += w[i].last.cpu;
+		sum->tls_data += w[i].last.tls_data;
+		sum->tls_resumed += w[i].last.tls_resumed;
+		sum->tls_unclean += w[i].last.tls_unclean;
 		for (k = 0; k < D_COUNT; k++)
 			sum->deaths[k] += w[i].last.deaths[k];
 	}
@@ -432,7 +439,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 	o->packet = 1500;
 	o->tgt.step_timeout = FB_DEFAULT_TIMEOUT;
 	o->tgt.data_rcvbuf = DEFAULT_RCVBUF;
-	while ((c = getopt(argc, argv, "h:H:P:n:c:t:b:B:u:p:f:m:j:T:r:Ev")) != -1) {
+	while ((c = getopt(argc, argv, "h:H:P:n:c:t:b:B:u:p:f:m:j:T:r:eEIv")) != -1) {
 		switch (c) {
 		case 'h': case 'H': host = optarg; break;
 		case 'P': port = optarg; break;
@@ -447,7 +454,9 @@ parse_opts(struct opts *o, int argc, char **argv)
 		case 'm': o->packet = (uint32_t)fb_opt_uint('m', optarg, 1, 1u << 20); break;
 		case 'j': o->j = (uint32_t)fb_opt_uint('j', optarg, 1, MAX_WORKERS); break;
 		case 'T': o->tgt.step_timeout = fb_opt_secs('T', optarg); break;
-		case 'E': o->tgt.epsv = 1; break;
+		case 'e': o->tgt.epsv = 1; break;
+		case 'E': o->tgt.tls = FB_TLS_EXPLICIT; break;
+		case 'I': o->tgt.tls = FB_TLS_IMPLICIT; break;
 		case 'r':
 			o->tgt.data_rcvbuf = (int)fb_opt_uint('r', optarg, 0, 1u << 26);
 			break;
@@ -519,6 +528,12 @@ report_final(const struct opts *o, const struct wproc *w, double wall,
 	if (lost_workers)
 		printf("WARNING: %d worker(s) died; their last report is counted\n",
 		       lost_workers);
+	if (o->tgt.tls != FB_TLS_NONE)
+		printf("tls: %llu data connections, %llu resumed the control session,"
+		       " %llu ended without close_notify\n",
+		       (unsigned long long)sum.tls_data,
+		       (unsigned long long)sum.tls_resumed,
+		       (unsigned long long)sum.tls_unclean);
 	/*
 	 * RESULT name value unit gen_cpu_pct slug wall_s users dead pending
 	 * bytes fetches status

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "src/common/util.h"
+#include "tls.h"
 
 #define NOPOS UINT32_MAX
 /* 1 MiB per read or write: the generator must never be the bottleneck. */
@@ -20,6 +21,11 @@
 #define TURN_IOS 8
 #define SWEEP_SECS 0.25
 #define MAX_EVENTS 512
+/*
+ * Records per session per turn with TLS: SSL_read returns one record
+ * (16 KB) at a time, so a turn reads up to BIG_BUF, as without TLS.
+ */
+#define TURN_RECORDS 64
 
 /* epoll tag: session index, which socket, and that socket's generation. */
 #define TAG(idx, is_data, gen) \
@@ -27,6 +33,7 @@
 
 static void data_read(struct fb_loop *L, struct sess *s);
 static void stor_write(struct fb_loop *L, struct sess *s);
+static void ctrl_read(struct fb_loop *L, struct sess *s);
 
 double
 fb_now(void)
@@ -165,6 +172,8 @@ loop_init(struct fb_loop *L, const struct fb_target *t, uint32_t n)
 		L->s[i].expect = -1;
 	}
 	L->next_sweep = fb_now() + SWEEP_SECS;
+	if (t->tls != FB_TLS_NONE)
+		L->tls = fbtls_ctx_new();
 }
 
 void
@@ -179,6 +188,8 @@ loop_free(struct fb_loop *L)
 	free(L->heap);
 	free(L->ready);
 	free(L->buf);
+	if (L->tls != NULL)
+		fbtls_ctx_free(L->tls);
 	memset(L, 0, sizeof(*L));
 	L->ep = -1;
 }
@@ -196,6 +207,8 @@ data_close(struct fb_loop *L, struct sess *s)
 {
 	heap_remove(L, s);
 	ready_remove(L, s);
+	fbtls_free(&s->dssl);
+	s->tls_wpend = 0;
 	if (s->dfd >= 0) {
 		/* Closing also takes the fd out of the epoll set. */
 		close(s->dfd);
@@ -209,6 +222,8 @@ void
 sess_close(struct fb_loop *L, struct sess *s)
 {
 	data_close(L, s);
+	fbtls_free(&s->cssl);
+	fbtls_session_free(&s->resume);
 	if (s->cfd >= 0) {
 		close(s->cfd);
 		s->cfd = -1;
@@ -235,6 +250,9 @@ finish(struct fb_loop *L, struct sess *s, int result)
 static void
 quit_done(struct fb_loop *L, struct sess *s)
 {
+	/* Best effort: the server may have closed already after its 221. */
+	if (s->cssl != NULL)
+		fbtls_shutdown(s->cssl);
 	s->done_at = fb_now();
 	sess_close(L, s);
 	L->on_done(L, s, 1);
@@ -301,7 +319,10 @@ ctrl_send(struct fb_loop *L, struct sess *s, const char *fmt, ...)
 		bug("%s: command too long", __func__);
 	line[len++] = '\r';
 	line[len++] = '\n';
-	n = send(s->cfd, line, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (s->cssl != NULL)
+		n = fbtls_write(s->cssl, line, (size_t)len);
+	else
+		n = send(s->cfd, line, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (n != len) {
 		fail(L, s, "control send failed");
 		return -1;
@@ -405,6 +426,77 @@ on_xfer_reply(struct fb_loop *L, struct sess *s, int code)
 }
 
 static void
+send_user(struct fb_loop *L, struct sess *s)
+{
+	if (ctrl_send(L, s, "USER %s", L->tgt->user) == 0)
+		s->state = SS_USER;
+}
+
+/* PBSZ 0 and PROT P before USER: every data connection is then TLS. */
+static void
+send_pbsz(struct fb_loop *L, struct sess *s)
+{
+	if (ctrl_send(L, s, "PBSZ 0") == 0)
+		s->state = SS_PBSZ;
+}
+
+static void
+ctrl_tls_step(struct fb_loop *L, struct sess *s)
+{
+	struct fb_tls_stats *st = &L->tls_stats;
+	int r = fbtls_handshake(s->cssl);
+
+	if (r < 0) {
+		fail(L, s, "TLS handshake failed");
+		return;
+	}
+	if (r == 0)
+		return;
+	touch(L, s);
+	if (st->version[0] == '\0') {
+		tw_strlcpy(st->version, fbtls_version(s->cssl), sizeof(st->version));
+		tw_strlcpy(st->cipher, fbtls_cipher(s->cssl), sizeof(st->cipher));
+	}
+	if (L->tgt->tls == FB_TLS_IMPLICIT)
+		s->state = SS_GREET;
+	else
+		send_pbsz(L, s);
+	/*
+	 * What followed the handshake's last flight (a ticket, the implicit
+	 * greeting) may already sit in the socket or in OpenSSL's buffer;
+	 * no new edge would announce it.
+	 */
+	if (s->cfd >= 0 && s->state != SS_FREE)
+		ctrl_read(L, s);
+}
+
+static void
+ctrl_tls_start(struct fb_loop *L, struct sess *s)
+{
+	s->cssl = fbtls_new(L->tls, s->cfd, s, NULL);
+	s->state = SS_TLS_HS;
+	touch(L, s);
+	ctrl_tls_step(L, s);
+}
+
+static void
+on_greeting(struct fb_loop *L, struct sess *s)
+{
+	switch (L->tgt->tls) {
+	case FB_TLS_EXPLICIT:
+		if (ctrl_send(L, s, "AUTH TLS") == 0)
+			s->state = SS_AUTH;
+		break;
+	case FB_TLS_IMPLICIT:
+		send_pbsz(L, s);
+		break;
+	default:
+		send_user(L, s);
+		break;
+	}
+}
+
+static void
 on_reply(struct fb_loop *L, struct sess *s, int code)
 {
 	uint16_t port;
@@ -413,12 +505,34 @@ on_reply(struct fb_loop *L, struct sess *s, int code)
 	touch(L, s);
 	switch (s->state) {
 	case SS_GREET:
-		if (code == 220) {
-			if (ctrl_send(L, s, "USER %s", L->tgt->user) == 0)
-				s->state = SS_USER;
-		} else if (code >= 200) {
+		if (code == 220)
+			on_greeting(L, s);
+		else if (code >= 200)
 			fail(L, s, "refused at greeting");
+		break;
+	case SS_AUTH:
+		if (code == 234 && s->rr.len > 0) {
+			/* Plaintext after 234 would be read as if it came over TLS. */
+			fail(L, s, "bytes after 234 before the TLS handshake");
+		} else if (code == 234) {
+			ctrl_tls_start(L, s);
+		} else if (code >= 200) {
+			fail(L, s, "AUTH TLS refused");
 		}
+		break;
+	case SS_PBSZ:
+		if (code >= 200 && code < 300) {
+			if (ctrl_send(L, s, "PROT P") == 0)
+				s->state = SS_PROT;
+		} else if (code >= 300) {
+			fail(L, s, "PBSZ 0 refused");
+		}
+		break;
+	case SS_PROT:
+		if (code >= 200 && code < 300)
+			send_user(L, s);
+		else if (code >= 300)
+			fail(L, s, "PROT P refused");
 		break;
 	case SS_USER:
 		if (code == 230) {
@@ -492,12 +606,14 @@ static void
 ctrl_read(struct fb_loop *L, struct sess *s)
 {
 	uint32_t gen = s->cgen;
-	int code, r;
+	SSL *ssl = s->cssl;
+	int code, r, clean;
 
 	for (;;) {
 		size_t avail;
 		char *p = ftp_reply_space(&s->rr, &avail);
-		ssize_t n = recv(s->cfd, p, avail, MSG_DONTWAIT);
+		ssize_t n = ssl != NULL ? fbtls_read(ssl, p, avail, &clean) :
+			    recv(s->cfd, p, avail, MSG_DONTWAIT);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -512,7 +628,8 @@ ctrl_read(struct fb_loop *L, struct sess *s)
 		ftp_reply_added(&s->rr, (size_t)n);
 		while ((r = ftp_reply_next(&s->rr, &code)) == 1) {
 			on_reply(L, s, code);
-			if (s->cfd < 0 || s->cgen != gen)
+			/* After 234 the socket belongs to the TLS handshake. */
+			if (s->cfd < 0 || s->cgen != gen || s->cssl != ssl)
 				return;
 		}
 		if (r < 0) {
@@ -532,8 +649,16 @@ ctrl_event(struct fb_loop *L, struct sess *s, uint32_t ev)
 			fail(L, s, "connect failed");
 			return;
 		}
+		if (L->tgt->tls == FB_TLS_IMPLICIT) {
+			ctrl_tls_start(L, s);
+			return;
+		}
 		s->state = SS_GREET;
 		touch(L, s);
+	}
+	if (s->state == SS_TLS_HS) {
+		ctrl_tls_step(L, s);
+		return;
 	}
 	if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
 		ctrl_read(L, s);
@@ -554,11 +679,24 @@ data_got_eof(struct fb_loop *L, struct sess *s)
 	maybe_finish_xfer(L, s);
 }
 
-/* MSG_TRUNC: TCP discards the bytes in the kernel, no copy to user space. */
+/*
+ * MSG_TRUNC: TCP discards the bytes in the kernel, no copy to user space.
+ * TLS records must be decrypted (and authenticated) into the buffer.
+ */
 static ssize_t
-recv_discard(struct fb_loop *L, int fd, size_t len)
+data_recv(struct fb_loop *L, struct sess *s, size_t len)
 {
-	return recv(fd, L->buf, len, MSG_TRUNC | MSG_DONTWAIT);
+	ssize_t n;
+	int clean;
+
+	if (s->dssl == NULL)
+		return recv(s->dfd, L->buf, len, MSG_TRUNC | MSG_DONTWAIT);
+	n = fbtls_read(s->dssl, L->buf, len, &clean);
+	if (n == 0 && clean)
+		fbtls_shutdown(s->dssl);	/* close_notify answered */
+	else if (n == 0)
+		L->tls_stats.unclean_eof++;
+	return n;
 }
 
 /*
@@ -570,7 +708,7 @@ static void
 throttle_read(struct fb_loop *L, struct sess *s)
 {
 	double now = fb_now(), interval = (double)s->packet / s->rate;
-	ssize_t n = recv_discard(L, s->dfd, s->packet);
+	ssize_t n = data_recv(L, s, s->packet);
 
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR) {
@@ -603,7 +741,7 @@ throttle_read(struct fb_loop *L, struct sess *s)
 static void
 data_read(struct fb_loop *L, struct sess *s)
 {
-	int i;
+	int i, turn = s->dssl != NULL ? TURN_RECORDS : TURN_IOS;
 
 	if (s->throttled) {
 		if (s->want_read) {
@@ -612,8 +750,8 @@ data_read(struct fb_loop *L, struct sess *s)
 		}
 		return;
 	}
-	for (i = 0; i < TURN_IOS; i++) {
-		ssize_t n = recv_discard(L, s->dfd, L->bufsz);
+	for (i = 0; i < turn; i++) {
+		ssize_t n = data_recv(L, s, L->bufsz);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -633,6 +771,36 @@ data_read(struct fb_loop *L, struct sess *s)
 	ready_add(L, s);
 }
 
+/*
+ * The upload is complete. With TLS, close_notify then FIN; the socket
+ * stays open until the final reply, because a close() with the server's
+ * unread post-handshake tickets in our buffer would send a RST that can
+ * cut the upload's tail.
+ */
+static void
+stor_end(struct fb_loop *L, struct sess *s)
+{
+	if (s->dssl != NULL) {
+		int r = fbtls_shutdown(s->dssl);
+
+		if (r == 0)
+			return;		/* EPOLLOUT brings us back here */
+		if (r < 0) {
+			fail(L, s, "data TLS shutdown failed");
+			return;
+		}
+		shutdown(s->dfd, SHUT_WR);
+		heap_remove(L, s);
+		ready_remove(L, s);
+	} else {
+		/* Our FIN ends the upload; the server answers 226. */
+		data_close(L, s);
+	}
+	s->data_eof = 1;
+	touch(L, s);
+	maybe_finish_xfer(L, s);
+}
+
 static void
 stor_write(struct fb_loop *L, struct sess *s)
 {
@@ -644,16 +812,17 @@ stor_write(struct fb_loop *L, struct sess *s)
 
 		if (s->limit > 0 && s->limit - s->bytes < len)
 			len = (size_t)(s->limit - s->bytes);
-		if ((s->limit > 0 && len == 0) ||
-		    (s->stor_secs > 0 && fb_now() - s->xfer_start >= s->stor_secs)) {
-			/* Our FIN ends the upload; the server answers 226. */
-			data_close(L, s);
-			s->data_eof = 1;
-			touch(L, s);
-			maybe_finish_xfer(L, s);
+		/* A TLS record half sent must be finished before close_notify. */
+		if (!s->tls_wpend && ((s->limit > 0 && len == 0) ||
+		    (s->stor_secs > 0 && fb_now() - s->xfer_start >= s->stor_secs))) {
+			stor_end(L, s);
 			return;
 		}
-		n = send(s->dfd, L->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (s->dssl != NULL)
+			n = fbtls_write(s->dssl, L->buf, len);
+		else
+			n = send(s->dfd, L->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		s->tls_wpend = n < 0 && s->dssl != NULL && errno == EAGAIN;
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
@@ -667,18 +836,46 @@ stor_write(struct fb_loop *L, struct sess *s)
 	ready_add(L, s);
 }
 
+/*
+ * The data connection's handshake, resuming the control session. The
+ * server starts its side only after RETR/STOR, which went out with the
+ * connect. 1 done, 0 waiting, -1 failed (and the session with it).
+ */
+static int
+data_tls_step(struct fb_loop *L, struct sess *s)
+{
+	int r = fbtls_handshake(s->dssl);
+
+	if (r < 0) {
+		fail(L, s, "data TLS handshake failed");
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	L->tls_stats.data_conns++;
+	L->tls_stats.data_resumed += fbtls_resumed(s->dssl) != 0;
+	touch(L, s);
+	return 1;
+}
+
 static void
 data_event(struct fb_loop *L, struct sess *s, uint32_t ev)
 {
 	uint32_t gen = s->dgen;
 
 	if (!s->data_up) {
-		if (!(ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
-			return;
-		if (sock_error(s->dfd) != 0) {
-			fail(L, s, "data connect failed");
-			return;
+		if (s->dssl == NULL) {
+			if (!(ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+				return;
+			if (sock_error(s->dfd) != 0) {
+				fail(L, s, "data connect failed");
+				return;
+			}
+			if (L->tls != NULL)
+				s->dssl = fbtls_new(L->tls, s->dfd, NULL, s->resume);
 		}
+		if (s->dssl != NULL && data_tls_step(L, s) <= 0)
+			return;
 		s->data_up = 1;
 		touch(L, s);
 		if (s->op == OP_RETR && s->throttled) {
@@ -689,6 +886,9 @@ data_event(struct fb_loop *L, struct sess *s, uint32_t ev)
 		maybe_start_xfer(L, s);
 		if (s->dfd < 0 || s->dgen != gen || s->op == OP_STOR)
 			return;
+		/* Records that came with the handshake raise no new edge. */
+		if (s->dssl != NULL)
+			ev |= EPOLLIN;
 	}
 	if (s->op == OP_RETR) {
 		if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
@@ -850,6 +1050,8 @@ sweep(struct fb_loop *L, double now)
 	/* Which step timed out says whether the listener, login or data lags. */
 	static const char *const why[] = {
 		[SS_CONNECT] = "timeout: connect", [SS_GREET] = "timeout: greeting",
+		[SS_AUTH] = "timeout: AUTH TLS", [SS_TLS_HS] = "timeout: TLS handshake",
+		[SS_PBSZ] = "timeout: PBSZ", [SS_PROT] = "timeout: PROT",
 		[SS_USER] = "timeout: USER", [SS_PASS] = "timeout: PASS",
 		[SS_TYPE] = "timeout: TYPE", [SS_PASV] = "timeout: PASV",
 		[SS_XFER] = "timeout: transfer", [SS_CMD] = "timeout: command",

@@ -9,11 +9,14 @@
  * waits longer for a reply, a connect or a data byte fails with "timeout",
  * so a dead or stalled server can never hang a run.
  *
- * TLS seam: all control I/O goes through ctrl_send()/ctrl_read() and all
- * data I/O through data_read()/stor_write() in sess.c. An FTPS build adds
- * AUTH TLS, PBSZ 0 and PROT P states after SS_GREET and wraps those four
- * functions (SSL_read/SSL_write on the same non-blocking sockets, with
- * SSL_ERROR_WANT_* mapped to the same EAGAIN paths); nothing else changes.
+ * FTPS (-E explicit, -I implicit; tls.c): the control connection is
+ * upgraded with AUTH TLS (or starts in TLS), then PBSZ 0 and PROT P before
+ * USER, so every data connection is TLS too and resumes the control
+ * connection's session (RFC 4217 section 10.2; servers refuse fresh
+ * handshakes when they require reuse). All control I/O goes through
+ * ctrl_send()/ctrl_read() and all data I/O through data_read()/
+ * stor_write(); with TLS they call SSL_read/SSL_write on the same
+ * non-blocking sockets, SSL_ERROR_WANT_* mapped to the EAGAIN paths.
  */
 #ifndef FB_SESS_H
 #define FB_SESS_H
@@ -24,6 +27,10 @@
 
 #include "ftpreply.h"
 
+typedef struct ssl_st SSL;
+typedef struct ssl_ctx_st SSL_CTX;
+typedef struct ssl_session_st SSL_SESSION;
+
 #define FB_PATH_MAX 128
 
 struct fb_target {
@@ -33,12 +40,19 @@ struct fb_target {
 	double step_timeout;		/* seconds any one step may take */
 	int epsv;			/* EPSV instead of PASV */
 	int data_rcvbuf;		/* SO_RCVBUF for data sockets, 0: kernel's */
+	int tls;			/* enum fb_tls */
 };
+
+enum fb_tls { FB_TLS_NONE, FB_TLS_EXPLICIT, FB_TLS_IMPLICIT };
 
 enum sess_state {
 	SS_FREE,	/* no connection */
 	SS_CONNECT,	/* control connect in progress */
 	SS_GREET,	/* waiting for 220 */
+	SS_AUTH,	/* AUTH TLS sent */
+	SS_TLS_HS,	/* control TLS handshake in progress */
+	SS_PBSZ,
+	SS_PROT,
 	SS_USER,
 	SS_PASS,
 	SS_IDLE,	/* logged in, nothing in flight */
@@ -59,6 +73,7 @@ struct sess {
 	uint8_t typed;			/* TYPE I already in force */
 	uint8_t prelim, data_up, data_eof, final_ok, xfer_started;
 	uint8_t throttled, want_read;
+	uint8_t tls_wpend;		/* an SSL_write waits to be retried */
 	int code;			/* last reply code */
 	const char *err;		/* why the session failed */
 	double deadline;		/* the current step times out then */
@@ -73,6 +88,8 @@ struct sess {
 	uint64_t limit;			/* STOR: bytes to send */
 	int64_t expect;			/* RETR: size the file should have, or -1 */
 	uint32_t rate, packet;		/* RETR throttle, bytes/s and per read */
+	SSL *cssl, *dssl;		/* control and data TLS, or NULL */
+	SSL_SESSION *resume;		/* the control session, for data connections */
 	void *user;			/* the driver's */
 	char path[FB_PATH_MAX];
 	struct ftp_reply rr;
@@ -102,6 +119,13 @@ struct fb_loop {
 	uint64_t bytes;			/* all data bytes moved */
 	char *buf;			/* one large buffer for all transfers */
 	size_t bufsz;
+	SSL_CTX *tls;			/* with tgt->tls: every connection's context */
+	struct fb_tls_stats {
+		uint64_t data_conns;	/* data handshakes completed */
+		uint64_t data_resumed;	/* ... of which resumed the control session */
+		uint64_t unclean_eof;	/* RETR ended without close_notify */
+		char version[16], cipher[64];	/* of the first control handshake */
+	} tls_stats;
 };
 
 double fb_now(void);

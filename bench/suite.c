@@ -559,6 +559,28 @@ cleanup(struct suite *S)
 	quit_quietly(S, S->helper);
 }
 
+/*
+ * What TLS the run used, and whether the data connections resumed the
+ * control session (a server requiring reuse refuses those that do not).
+ * TLS line: TLS version cipher data_conns resumed unclean_eof.
+ */
+static void
+report_tls(struct suite *S)
+{
+	const struct fb_tls_stats *t = &S->L.tls_stats;
+
+	if (!S->csv)
+		printf("tls: %s %s; %llu data connections, %llu resumed the control"
+		       " session, %llu ended without close_notify\n",
+		       t->version[0] ? t->version : "-", t->cipher[0] ? t->cipher : "-",
+		       (unsigned long long)t->data_conns,
+		       (unsigned long long)t->data_resumed,
+		       (unsigned long long)t->unclean_eof);
+	printf("TLS\t%s\t%s\t%llu\t%llu\t%llu\n", t->version[0] ? t->version : "-",
+	       t->cipher[0] ? t->cipher : "-", (unsigned long long)t->data_conns,
+	       (unsigned long long)t->data_resumed, (unsigned long long)t->unclean_eof);
+}
+
 static unsigned
 parse_selection(const char *arg)
 {
@@ -666,7 +688,7 @@ suite_main(int argc, char **argv)
 	S.sel = (1u << B_COUNT) - 1;
 	S.tgt.step_timeout = FB_DEFAULT_TIMEOUT;
 	S.tgt.user = S.tgt.pass = NULL;
-	while ((c = getopt(argc, argv, "h:H:P:u:p:n:b:s:k:d:t:Eo:")) != -1) {
+	while ((c = getopt(argc, argv, "h:H:P:u:p:n:b:s:k:d:t:eEIo:")) != -1) {
 		switch (c) {
 		case 'h': case 'H': host = optarg; break;
 		case 'P': port = optarg; break;
@@ -681,7 +703,9 @@ suite_main(int argc, char **argv)
 		case 'k': S.kpid = (pid_t)fb_opt_uint('k', optarg, 1, 1 << 30); break;
 		case 'd': dir = optarg; break;
 		case 't': S.tgt.step_timeout = fb_opt_secs('t', optarg); break;
-		case 'E': S.tgt.epsv = 1; break;
+		case 'e': S.tgt.epsv = 1; break;
+		case 'E': S.tgt.tls = FB_TLS_EXPLICIT; break;
+		case 'I': S.tgt.tls = FB_TLS_IMPLICIT; break;
 		case 'o':
 			if (strcmp(optarg, "csv") == 0)
 				S.csv = 1;
@@ -714,6 +738,8 @@ suite_main(int argc, char **argv)
 	S.L.on_done = on_done;
 	S.L.on_xfer = on_xfer;
 	suite_run(&S);
+	if (S.tgt.tls != FB_TLS_NONE)
+		report_tls(&S);
 	loop_free(&S.L);
 	return S.any_failed ? 1 : 0;
 }

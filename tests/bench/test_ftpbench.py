@@ -184,6 +184,7 @@ def test_robots_alive(port, n, secs, extra, label):
     # The throttle holds: at 100,000 B/s no robot gets much more (loose).
     check(r["bytes"] <= n * 100000 * (secs + 1) * 1.5 + n * SIZE,
           label + ": throttle respected")
+    r["out"] = out
     return r
 
 
@@ -193,7 +194,7 @@ def test_fake():
     if r is not None:
         check(srv.fetches >= r["fetches"],
               "fake server served at least the fetches ftpbench counted")
-    r = test_robots_alive(srv.port, 3, 2, ["-E"], "fake server, EPSV")
+    r = test_robots_alive(srv.port, 3, 2, ["-e"], "fake server, EPSV")
 
     rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(srv.port), "-u", "bench",
                       "-p", "pw", "-n", "3", "-s", "64K", "-t", "5", "-b",
@@ -270,6 +271,13 @@ from pyftpdlib.servers import FTPServer
 a = DummyAuthorizer()
 a.add_user("bench", "pw", sys.argv[1], perm="elradfmwMT")
 h = FTPHandler
+if len(sys.argv) > 2:
+    # FTPS: TLS required on the control and on every data connection.
+    from pyftpdlib.handlers import TLS_FTPHandler
+    h = TLS_FTPHandler
+    h.certfile = sys.argv[2]
+    h.tls_control_required = True
+    h.tls_data_required = True
 h.authorizer = a
 s = FTPServer(("127.0.0.1", 0), h)
 s.max_cons = 0
@@ -277,6 +285,73 @@ s.max_cons_per_ip = 0
 print(s.address[1], flush=True)
 s.serve_forever(timeout=0.5)
 """
+
+
+def tls_line(out):
+    """(version, cipher, data connections, resumed, unclean EOFs) or None."""
+    for line in out.splitlines():
+        f = line.split("\t")
+        if f[0] == "TLS":
+            return f[1], f[2], int(f[3]), int(f[4]), int(f[5])
+    return None
+
+
+def test_pyftpdlib_tls():
+    """-E against pyftpdlib's TLS_FTPHandler (pyOpenSSL), which refuses
+    any clear-text login or data: every figure ok, every data connection
+    resumed the control session and ended with close_notify."""
+    py = "/usr/bin/python3"
+    if subprocess.run([py, "-c", "import pyftpdlib.handlers as h; h.TLS_FTPHandler"],
+                      capture_output=True).returncode != 0:
+        check(False, "pyftpdlib with TLS (python3-pyftpdlib, python3-openssl)"
+              " installed: etc/install-deps.sh installs both")
+        return
+    home = tempfile.mkdtemp(prefix="ftpbench-test-")
+    pem = os.path.join(home, "..", os.path.basename(home) + ".pem")
+    with open(os.path.join(home, "x10k.dat"), "wb") as f:
+        f.write(b"t" * SIZE)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", pem, "-out",
+                    pem + ".crt", "-days", "2", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True)
+    with open(pem, "a") as f, open(pem + ".crt") as c:
+        f.write(c.read())
+    srv = subprocess.Popen([py, "-c", PYFTPD, home, pem], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = int(srv.stdout.readline())
+        r = test_robots_alive(port, 4, 2, ["-E", "-j2"], "pyftpdlib FTPS")
+        m = re.search(r"^tls: (\d+) data connections, (\d+) resumed the control"
+                      r" session, (\d+) ended without", r["out"] if r else "", re.M)
+        check(m is not None and int(m.group(1)) > 0 and m.group(1) == m.group(2)
+              and m.group(3) == "0", "robots over FTPS: every data connection"
+              " resumed the control session (%s)" % (m.group(0) if m else None))
+        rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u",
+                          "bench", "-p", "pw", "-n", "4", "-s", "1M", "-t", "10",
+                          "-E", "-b", "stor,retr,login,multi-retr,multi-stor,quit,"
+                          "login-all"], 90)
+        res = suite_results(out)
+        check(rc == 0 and len(res) == 7 and
+              all(v["status"] == "ok" for v in res.values()),
+              "FTPS suite against pyftpdlib: all figures ok")
+        t = tls_line(out)
+        check(t is not None and t[0] in ("TLSv1.2", "TLSv1.3") and t[2] > 4,
+              "FTPS suite: TLS 1.2 or 1.3 on control and data (%r)" % (t,))
+        check(t is not None and t[3] == t[2] and t[4] == 0,
+              "every data connection resumed the control session and ended"
+              " with close_notify (%r)" % (t,))
+        rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u",
+                          "bench", "-p", "pw", "-n", "2", "-t", "5", "-b", "login"], 30)
+        check(rc != 0 and "FAIL" in out,
+              "without -E the TLS-only server refuses the login")
+        check(os.listdir(home) == ["x10k.dat"], "FTPS suite cleaned up its files")
+    finally:
+        srv.kill()
+        srv.wait()
+        shutil.rmtree(home, ignore_errors=True)
+        for p in (pem, pem + ".crt"):
+            if os.path.exists(p):
+                os.unlink(p)
 
 
 def test_pyftpdlib():
@@ -321,6 +396,7 @@ if __name__ == "__main__":
     test_liar()
     test_dead_server()
     test_pyftpdlib()
+    test_pyftpdlib_tls()
     if FAILED:
         print("%d check(s) failed" % len(FAILED))
         sys.exit(1)
