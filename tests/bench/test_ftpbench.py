@@ -7,8 +7,11 @@ ends a run quickly. No timing asserts beyond "the run stopped by itself".
 
 Usage: test_ftpbench.py PATH/TO/ftpbench
 The fake server is this file's FakeFTP; pyftpdlib (Debian's
-python3-pyftpdlib) is used too when it is installed.
+python3-pyftpdlib) is used too, in clear when it is installed and, with
+python3-openssl, as an FTPS-only server for -E (required: TLS is
+checked against a server that is not ours).
 """
+import contextlib
 import os
 import re
 import shutil
@@ -287,6 +290,24 @@ s.serve_forever(timeout=0.5)
 """
 
 
+@contextlib.contextmanager
+def pyftpdlib_server(fill, pem=None):
+    """pyftpdlib serving a fresh home with x10k.dat (SIZE bytes of fill),
+    FTPS-only with pem; yields (port, pid, home) and removes it all."""
+    home = tempfile.mkdtemp(prefix="ftpbench-test-")
+    with open(os.path.join(home, "x10k.dat"), "wb") as f:
+        f.write(fill * SIZE)
+    srv = subprocess.Popen(["/usr/bin/python3", "-c", PYFTPD, home] +
+                           ([pem] if pem else []), stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+    try:
+        yield int(srv.stdout.readline()), srv.pid, home
+    finally:
+        srv.kill()
+        srv.wait()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def tls_line(out):
     """(version, cipher, data connections, resumed, unclean EOFs) or None."""
     for line in out.splitlines():
@@ -306,52 +327,43 @@ def test_pyftpdlib_tls():
         check(False, "pyftpdlib with TLS (python3-pyftpdlib, python3-openssl)"
               " installed: etc/install-deps.sh installs both")
         return
-    home = tempfile.mkdtemp(prefix="ftpbench-test-")
-    pem = os.path.join(home, "..", os.path.basename(home) + ".pem")
-    with open(os.path.join(home, "x10k.dat"), "wb") as f:
-        f.write(b"t" * SIZE)
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", pem, "-out",
-                    pem + ".crt", "-days", "2", "-subj", "/CN=127.0.0.1"],
-                   check=True, capture_output=True)
-    with open(pem, "a") as f, open(pem + ".crt") as c:
-        f.write(c.read())
-    srv = subprocess.Popen([py, "-c", PYFTPD, home, pem], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True)
+    pemdir = tempfile.mkdtemp(prefix="ftpbench-pem-")
     try:
-        port = int(srv.stdout.readline())
-        r = test_robots_alive(port, 4, 2, ["-E", "-j2"], "pyftpdlib FTPS")
-        m = re.search(r"^tls: (\d+) data connections, (\d+) resumed the control"
-                      r" session, (\d+) ended without", r["out"] if r else "", re.M)
-        check(m is not None and int(m.group(1)) > 0 and m.group(1) == m.group(2)
-              and m.group(3) == "0", "robots over FTPS: every data connection"
-              " resumed the control session (%s)" % (m.group(0) if m else None))
-        rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u",
-                          "bench", "-p", "pw", "-n", "4", "-s", "1M", "-t", "10",
-                          "-E", "-b", "stor,retr,login,multi-retr,multi-stor,quit,"
-                          "login-all"], 90)
-        res = suite_results(out)
-        check(rc == 0 and len(res) == 7 and
-              all(v["status"] == "ok" for v in res.values()),
-              "FTPS suite against pyftpdlib: all figures ok")
-        t = tls_line(out)
-        check(t is not None and t[0] in ("TLSv1.2", "TLSv1.3") and t[2] > 4,
-              "FTPS suite: TLS 1.2 or 1.3 on control and data (%r)" % (t,))
-        check(t is not None and t[3] == t[2] and t[4] == 0,
-              "every data connection resumed the control session and ended"
-              " with close_notify (%r)" % (t,))
-        rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u",
-                          "bench", "-p", "pw", "-n", "2", "-t", "5", "-b", "login"], 30)
-        check(rc != 0 and "FAIL" in out,
-              "without -E the TLS-only server refuses the login")
-        check(os.listdir(home) == ["x10k.dat"], "FTPS suite cleaned up its files")
+        pem = os.path.join(pemdir, "server.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-keyout", pem, "-out",
+                        pem + ".crt", "-days", "2", "-subj", "/CN=127.0.0.1"],
+                       check=True, capture_output=True)
+        with open(pem, "a") as f, open(pem + ".crt") as c:
+            f.write(c.read())
+        with pyftpdlib_server(b"t", pem) as (port, _, home):
+            r = test_robots_alive(port, 4, 2, ["-E", "-j2"], "pyftpdlib FTPS")
+            m = re.search(r"^tls: (\d+) data connections, (\d+) resumed the control"
+                          r" session, (\d+) ended without", r["out"] if r else "", re.M)
+            check(m is not None and int(m.group(1)) > 0 and m.group(1) == m.group(2)
+                  and m.group(3) == "0", "robots over FTPS: every data connection"
+                  " resumed the control session (%s)" % (m.group(0) if m else None))
+            rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u",
+                              "bench", "-p", "pw", "-n", "4", "-s", "1M", "-t", "10",
+                              "-E", "-b", "stor,retr,login,multi-retr,multi-stor,quit,"
+                              "login-all"], 90)
+            res = suite_results(out)
+            check(rc == 0 and len(res) == 7 and
+                  all(v["status"] == "ok" for v in res.values()),
+                  "FTPS suite against pyftpdlib: all figures ok")
+            t = tls_line(out)
+            check(t is not None and t[0] in ("TLSv1.2", "TLSv1.3") and t[2] > 4,
+                  "FTPS suite: TLS 1.2 or 1.3 on control and data (%r)" % (t,))
+            check(t is not None and t[3] == t[2] and t[4] == 0,
+                  "every data connection resumed the control session and ended"
+                  " with close_notify (%r)" % (t,))
+            rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u",
+                              "bench", "-p", "pw", "-n", "2", "-t", "5", "-b", "login"], 30)
+            check(rc != 0 and "FAIL" in out,
+                  "without -E the TLS-only server refuses the login")
+            check(os.listdir(home) == ["x10k.dat"], "FTPS suite cleaned up its files")
     finally:
-        srv.kill()
-        srv.wait()
-        shutil.rmtree(home, ignore_errors=True)
-        for p in (pem, pem + ".crt"):
-            if os.path.exists(p):
-                os.unlink(p)
+        shutil.rmtree(pemdir, ignore_errors=True)
 
 
 def test_pyftpdlib():
@@ -360,17 +372,11 @@ def test_pyftpdlib():
                       capture_output=True).returncode != 0:
         print("skip pyftpdlib: not installed")
         return
-    home = tempfile.mkdtemp(prefix="ftpbench-test-")
-    with open(os.path.join(home, "x10k.dat"), "wb") as f:
-        f.write(b"p" * SIZE)
-    srv = subprocess.Popen([py, "-c", PYFTPD, home], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True)
-    try:
-        port = int(srv.stdout.readline())
+    with pyftpdlib_server(b"p") as (port, pid, home):
         test_robots_alive(port, 5, 2, [], "pyftpdlib")
         rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u",
                           "bench", "-p", "pw", "-n", "5", "-s", "1M", "-t", "10",
-                          "-k", str(srv.pid), "-b",
+                          "-k", str(pid), "-b",
                           "retr,login,retr-idle,multi-retr,quit"], 90)
         res = suite_results(out)
         check(rc == 0 and len(res) == 5 and
@@ -381,10 +387,6 @@ def test_pyftpdlib():
         check(res.get("login", {}).get("procs") == "1",
               "-k found the server's one process")
         check(os.listdir(home) == ["x10k.dat"], "suite cleaned up its files")
-    finally:
-        srv.kill()
-        srv.wait()
-        shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":
