@@ -1,6 +1,10 @@
 """pyftpdlib for bench/compare, run with Debian's /usr/bin/python3.
 
-usage: pyftpdlib_server.py PORT PASV_MIN PASV_MAX USER PASSWORD HOME ANON_DIR
+usage: pyftpdlib_server.py PORT PASV_MIN PASV_MAX USER PASSWORD HOME ANON_DIR [PEM]
+
+With PEM (certificate and key, bench/compare --tls): TLS_FTPHandler
+(pyOpenSSL), TLS required on the control and the data connections; the
+key is loaded before the drop to the test user, as the other servers do.
 
 Its own authorizer (DummyAuthorizer: the password in memory, no hash),
 no connection limits (max_cons=0), the fd limit raised to the hard limit
@@ -26,6 +30,13 @@ def main():
     auth.add_user(user, password, home, perm="elradfmwMT")
     auth.add_anonymous(anon)
     handler = FTPHandler
+    if len(sys.argv) > 8:
+        from pyftpdlib.handlers import TLS_FTPHandler
+        handler = TLS_FTPHandler
+        handler.certfile = sys.argv[8]
+        handler.tls_control_required = True
+        handler.tls_data_required = True
+        handler.get_ssl_context()
     handler.authorizer = auth
     handler.passive_ports = range(pmin, pmax + 1)
     handler.timeout = 600
