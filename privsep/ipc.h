@@ -32,19 +32,24 @@
 enum ipc_type {
 	IPC_NONE = 0,
 	/* worker -> monitor */
-	IPC_LOGIN,		/* str user, str pass */
+	IPC_LOGIN,		/* str user, str pass, u32 flags (IPC_LOGIN_TLS...) */
 	IPC_LOG,		/* u32 level, str text */
 	IPC_PORT20_CONNECT,	/* u32 port: connect to the control peer from ftp_data_port */
 	IPC_PASV_LISTEN,	/* no payload: a listening socket in the pasv port range */
 	IPC_PORT_CONNECT,	/* u32 family (4|6), 4 x u32 address (network order bytes), u32 port */
 	/* monitor -> worker */
-	IPC_LOGIN_RESULT,	/* u32 result (enum ipc_login_result) */
+	IPC_LOGIN_RESULT,	/* u32 result (enum ipc_login_result); fd: over
+				 * TLS, an OK's relay end of the cleartext channel */
 	IPC_FD_RESULT,		/* u32 errno (0 = ok); fd present iff errno == 0 */
 	/* listener -> pooled monitor, and monitor -> pre-login worker */
 	IPC_CLIENT_FD,		/* no payload; fd: the accepted control connection */
 	/* pre-login worker -> monitor: got the connection, touches it now */
 	IPC_CLIENT_ACK,		/* no payload */
 	/* a sandboxed process, from its SIGSYS handler -> monitor */
+	/* worker -> monitor, before login: the control connection turns TLS
+	 * (sent before AUTH's 234 or implicit FTPS's handshake): from now on
+	 * the monitor writes nothing to the client. No payload. */
+	IPC_TLS_ON,
 	IPC_SANDBOX_VIOLATION,	/* u32 syscall number (IPC_SYSCALL_UNKNOWN: none), u32 enum sandbox_role */
 	IPC_TYPE_COUNT
 };
@@ -57,6 +62,11 @@ enum ipc_login_result {
 	IPC_LOGIN_FAIL = 1,	/* wrong user or password: 530, may retry */
 	IPC_LOGIN_CLOSE = 2,	/* too many failures: close the session */
 };
+
+/* IPC_LOGIN's flags: what the pre-login worker's session had agreed. */
+#define IPC_LOGIN_TLS		0x1u	/* the control connection is TLS */
+#define IPC_LOGIN_PROT_P	0x2u	/* PROT P (or AUTH SSL) before the login */
+#define IPC_LOGIN_FLAGS		(IPC_LOGIN_TLS | IPC_LOGIN_PROT_P)
 
 enum ipc_fd_rule { IPC_FD_NEVER, IPC_FD_ALWAYS, IPC_FD_OPTIONAL };
 

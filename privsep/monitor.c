@@ -14,10 +14,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "privsep/auth.h"
@@ -47,6 +49,7 @@ static int monitor_handle_violation(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_port20(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_pasv_listen(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_port_connect(struct monitor *mon, struct ipc_msg *m);
+static int monitor_handle_tls_on(struct monitor *mon, struct ipc_msg *m);
 
 /* How many times a request may be granted in one session. */
 enum permit_count {
@@ -65,6 +68,8 @@ static const struct permit {
 } permits[] = {
 	{ IPC_LOGIN, MONITOR_PRELOGIN, PERMIT_MAX_LOGIN_FAILS, monitor_handle_login },
 	{ IPC_LOG, MONITOR_PRELOGIN | MONITOR_POSTLOGIN, PERMIT_ANY, monitor_handle_log },
+	/* AUTH TLS or implicit FTPS: once, and only with ssl_enable. */
+	{ IPC_TLS_ON, MONITOR_PRELOGIN, PERMIT_ONCE, monitor_handle_tls_on },
 	/* From a dying worker; the session ends with the worker's death. */
 	{ IPC_SANDBOX_VIOLATION, MONITOR_PRELOGIN | MONITOR_POSTLOGIN, PERMIT_ONCE,
 	  monitor_handle_violation },
@@ -87,6 +92,8 @@ monitor_init(struct monitor *mon, const struct tw_config *cfg)
 	mon->worker = -1;
 	mon->spare = -1;
 	mon->spare_fd = -1;
+	mon->relay = -1;
+	mon->relay_fd = -1;
 	mon->last_seccomp_nr = -1;
 	tw_strlcpy(mon->peer_ip, "?", sizeof(mon->peer_ip));
 }
@@ -109,11 +116,64 @@ monitor_kill_child(pid_t *pid)
 	return status;
 }
 
+/*
+ * The relay passes on the worker's last replies (221) and says
+ * close_notify once the worker's end closes; it dies with this process
+ * (PR_SET_PDEATHSIG), so it gets this long to do that first.
+ */
+#define RELAY_DRAIN_MS 10000
+#define RELAY_DRAIN_STEP_MS 5
+
+/* A relay that died of a signal: named in the log, with its SIGSYS report. */
+static void
+monitor_relay_died(struct monitor *mon, int status)
+{
+	struct ipc_msg m;
+	uint32_t nr = IPC_SYSCALL_UNKNOWN, role;
+	struct pollfd p = { mon->relay_fd, POLLIN, 0 };
+
+	if (!WIFSIGNALED(status) || WTERMSIG(status) == SIGKILL)
+		return;
+	if (WTERMSIG(status) == SIGSYS && mon->relay_fd >= 0 && poll(&p, 1, 0) == 1 &&
+	    ipc_recv(mon->relay_fd, &m) == 0 && m.type == IPC_SANDBOX_VIOLATION &&
+	    ipc_get_u32(&m, &nr) == 0 && ipc_get_u32(&m, &role) == 0 && ipc_get_end(&m) == 0)
+		tw_log(TW_LOG_ERR, "TLS relay of %s killed by seccomp (syscall %s)", mon->peer_ip,
+		       sandbox_syscall_name(nr <= INT_MAX ? (int)nr : -1));
+	else
+		tw_log(TW_LOG_ERR, "TLS relay of %s died of signal %d", mon->peer_ip,
+		       WTERMSIG(status));
+}
+
+static void
+monitor_drain_relay(struct monitor *mon)
+{
+	const struct timespec step = { 0, RELAY_DRAIN_STEP_MS * 1000000L };
+	int i, status = 0;
+
+	for (i = 0; mon->relay > 0 && i < RELAY_DRAIN_MS / RELAY_DRAIN_STEP_MS; i++) {
+		pid_t r = waitpid(mon->relay, &status, WNOHANG);
+
+		if (r == mon->relay) {
+			mon->relay = -1;
+			monitor_relay_died(mon, status);
+		} else if (r < 0 && errno != EINTR) {
+			mon->relay = -1;
+		} else {
+			(void)nanosleep(&step, NULL);
+		}
+	}
+	(void)monitor_kill_child(&mon->relay);
+	if (mon->relay_fd >= 0)
+		close(mon->relay_fd);
+	mon->relay_fd = -1;
+}
+
 int
 monitor_end(struct monitor *mon, int code)
 {
 	(void)monitor_kill_child(&mon->worker);
 	(void)monitor_kill_child(&mon->spare);
+	monitor_drain_relay(mon);
 	return code;
 }
 
@@ -166,16 +226,45 @@ monitor_logged_in(struct monitor *mon)
 	return MONITOR_CONTINUE;
 }
 
+/* The forced-TLS rules (vsftpd's), for a login the password allowed. */
+static int
+monitor_tls_login_ok(const struct monitor *mon, int anonymous)
+{
+	const struct tw_config *c = mon->cfg;
+
+	if (!c->ssl_enable)
+		return 1;
+	if (!mon->ctrl_tls)
+		return anonymous ? !(c->allow_anon_ssl && c->force_anon_logins_ssl)
+				 : !c->force_local_logins_ssl;
+	return !anonymous || c->allow_anon_ssl;
+}
+
+static int
+monitor_handle_tls_on(struct monitor *mon, struct ipc_msg *m)
+{
+	if (ipc_get_end(m) != 0)
+		return monitor_abort(mon, "malformed TLS_ON request");
+	if (!mon->cfg->ssl_enable)
+		return monitor_abort(mon, "TLS_ON request without ssl_enable");
+	mon->ctrl_tls = 1;
+	return MONITOR_CONTINUE;
+}
+
 static int
 monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 {
 	char user[IPC_MAX_USER + 1], pass[IPC_MAX_PASS + 1];
 	size_t ulen, plen;
+	uint32_t flags;
 	int rc;
 
 	if (ipc_get_str(m, user, sizeof(user), IPC_MAX_USER, &ulen) != 0 ||
 	    ipc_get_str(m, pass, sizeof(pass), IPC_MAX_PASS, &plen) != 0 ||
-	    ipc_get_end(m) != 0) {
+	    ipc_get_u32(m, &flags) != 0 || ipc_get_end(m) != 0 ||
+	    (flags & ~IPC_LOGIN_FLAGS) != 0 ||
+	    ((flags & IPC_LOGIN_TLS) != 0) != (mon->ctrl_tls != 0) ||
+	    (flags == IPC_LOGIN_PROT_P)) {
 		explicit_bzero(m->payload, sizeof(m->payload));
 		return monitor_abort(mon, "malformed LOGIN request");
 	}
@@ -184,8 +273,16 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	rc = auth_login(mon->cfg, user, pass, mon->peer_ip, mon->user);
 	explicit_bzero(pass, sizeof(pass));
 	explicit_bzero(m->payload, sizeof(m->payload));
-	if (rc == AUTH_OK)
+	if (rc == AUTH_OK && !monitor_tls_login_ok(mon, mon->user->anonymous)) {
+		/* The worker refuses these at USER: only a hostile one asks. */
+		tw_log(TW_LOG_WARN, "login of user \"%s\" from %s refused: TLS rules "
+		       "(force_*_logins_ssl, allow_anon_ssl)", user, mon->peer_ip);
+		rc = AUTH_DENIED;
+	}
+	if (rc == AUTH_OK) {
+		mon->login_flags = flags;
 		return monitor_logged_in(mon);
+	}
 	if (rc == AUTH_DENIED) {
 		/* Only a refused guess counts against the client's address. */
 		mon->login_fails++;
@@ -490,8 +587,11 @@ monitor_worker_gone(struct monitor *mon)
 			       mon->peer_ip, sandbox_syscall_name(mon->last_seccomp_nr));
 		else
 			tw_log(TW_LOG_ERR, "worker of %s died of signal %d", mon->peer_ip, sig);
-		/* Never leave the client hanging. */
-		reply_final(mon->client_fd, 421, "Service not available, closing control connection.");
+		/* Never leave the client hanging; over TLS only the TLS
+		 * endpoint may write, and the close says it. */
+		if (!mon->ctrl_tls)
+			reply_final(mon->client_fd, 421,
+				    "Service not available, closing control connection.");
 		return MONITOR_EXIT_CRASH;
 	}
 	return mon->login_fails >= mon->cfg->max_login_fails ? MONITOR_EXIT_LOGIN_FAILED

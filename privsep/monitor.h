@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "privsep/ipc.h"
@@ -79,6 +80,18 @@ struct monitor {
 	struct sockaddr_storage peer, local;	/* of the control connection */
 	char peer_ip[INET6_ADDRSTRLEN];
 	unsigned login_fails;
+	/*
+	 * The control connection is TLS (IPC_TLS_ON): no plaintext 421 from
+	 * here, which would land inside the client's TLS stream.
+	 */
+	int ctrl_tls;
+	uint32_t login_flags;		/* the successful LOGIN's IPC_LOGIN_* */
+	/*
+	 * Over TLS the pre-login worker stays after the login as the
+	 * session's TLS relay (src/relay.c): ended with the session.
+	 */
+	pid_t relay;
+	int relay_fd;			/* its IPC channel: read once it is gone */
 	/* Requests granted so far, by type: the permit table's counts. */
 	unsigned granted[IPC_TYPE_COUNT];
 	/* A login's facts: scratch pages (tw_scratch_alloc) until handed over. */

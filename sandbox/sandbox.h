@@ -17,7 +17,7 @@ enum sandbox_role {
 	ROLE_MONITOR_POSTLOGIN,	/* session monitor after login */
 	ROLE_WORKER_PRELOGIN,	/* protocol worker before login */
 	ROLE_WORKER_POSTLOGIN,	/* protocol worker as the user */
-	ROLE_TLS_RELAY,		/* TLS endpoint: not built yet, nothing installs it */
+	ROLE_TLS_RELAY,		/* a TLS session's pre-login worker after the login */
 };
 
 const char *sandbox_role_name(enum sandbox_role role);

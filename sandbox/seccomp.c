@@ -430,6 +430,16 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		    CLONE_NEWUTS | CLONE_NEWCGROUP, 0);
 		add_allow(b, r->nr, 1, a);
 		break;
+	case SC_NARROW:
+		if (r->nr == SCMP_SYS(prctl)) {
+			a[0] = ARG_EQ(0, PR_SET_NO_NEW_PRIVS);
+			a[1] = ARG_EQ(1, 1);
+		} else {
+			a[0] = ARG_EQ(0, SECCOMP_SET_MODE_FILTER);
+			a[1] = ARG_EQ(1, 0);
+		}
+		add_allow(b, r->nr, 2, a);
+		break;
 	case SC_SIGACTION:
 		add_sigaction_rules(b, r->nr);
 		break;

@@ -15,9 +15,9 @@
  * Filters stack: a child inherits its parent's filter and adds its own,
  * and the strictest answer wins. So a role that forks another must allow
  * everything its child does before the child installs its own policy:
- * listener >= monitor >= post-login worker. FTPS is not built yet; when
- * it is, the pre-login worker that stays alive as the TLS relay keeps the
- * pre-login filter, so that filter must allow what the handshake needs.
+ * listener >= monitor >= post-login worker. The pre-login worker that
+ * stays alive as a TLS session's relay keeps the pre-login filter (which
+ * allows what the handshake needs) and stacks the relay's on top.
  *
  * Names are libseccomp's (SCMP_SYS), so the tables build on every
  * architecture; a name that does not exist on the build's architecture
@@ -52,6 +52,9 @@ enum sc_kind {
 	SC_CLONE_FLAGS,	/* clone/unshare flags (argument 0): new PID, IPC and
 			 * network namespaces only, no user, mount, UTS or
 			 * cgroup namespace */
+	SC_NARROW,	/* prctl(PR_SET_NO_NEW_PRIVS, 1) and seccomp(
+			 * SECCOMP_SET_MODE_FILTER, 0): a process adds a
+			 * stricter filter to its own, which only narrows */
 	SC_SIGACTION,	/* rt_sigaction: any signal's handler but SIGSYS's;
 			 * naming SIGSYS kills the process outright (see
 			 * g_worker_base) */
@@ -159,10 +162,54 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(getrlimit), SC_ALLOW, 0 },
 	{ SCMP_SYS(ugetrlimit), SC_ALLOW, 0 },
 	{ SCMP_SYS(prlimit64), SC_RLIMIT_GET, 0 },	/* getrlimit(), sysconf() */
-	/* glibc's malloc seed. (The TLS handshake of FTPS, not built yet,
-	 * will need it in this filter too: the relay will keep it.) */
+	/* glibc's malloc seed; OpenSSL's DRBG (TLS handshakes and records,
+	 * reseeded after fork). */
 	{ SCMP_SYS(getrandom), SC_ALLOW, 0 },
 
+	{ SCMP_SYS(exit), SC_ALLOW, 0 },
+	{ SCMP_SYS(exit_group), SC_ALLOW, 0 },
+};
+
+/*
+ * The pre-login worker of a TLS session turns relay at the login and
+ * narrows its own filter (src/relay.c): it may add a filter, nothing else.
+ */
+static const struct sc_rule g_worker_narrow[] = {
+	{ SCMP_SYS(prctl), SC_NARROW, 0 },
+	{ SCMP_SYS(seccomp), SC_NARROW, 0 },
+};
+
+/*
+ * The TLS relay (src/relay.c): bytes between the client's TLS stream and
+ * the user's worker's socketpair, both already open. It stacks on the
+ * pre-login filter, so each entry here is also there.
+ */
+static const struct sc_rule g_relay[] = {
+	{ SCMP_SYS(read), SC_ALLOW, 0 },	/* TLS records (OpenSSL's socket BIO) */
+	{ SCMP_SYS(write), SC_ALLOW, 0 },
+	{ SCMP_SYS(recvfrom), SC_ALLOW, 0 },	/* the socketpair: recv() */
+	{ SCMP_SYS(sendto), SC_ALLOW, 0 },	/* send(MSG_NOSIGNAL) */
+	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* the client left: tell the worker */
+	{ SCMP_SYS(close), SC_ALLOW, 0 },
+	{ SCMP_SYS(poll), SC_ALLOW, 0 },
+	{ SCMP_SYS(ppoll), SC_ALLOW, 0 },
+	{ SCMP_SYS(clock_gettime), SC_ALLOW, 0 },	/* close_notify's bound */
+	{ SCMP_SYS(clock_gettime64), SC_ALLOW, 0 },
+	{ SCMP_SYS(getrandom), SC_ALLOW, 0 },	/* OpenSSL's DRBG */
+	{ SCMP_SYS(brk), SC_ALLOW, 0 },	/* OpenSSL's record buffers */
+	{ SCMP_SYS(mmap), SC_NOEXEC, 2 },
+	{ SCMP_SYS(mmap2), SC_NOEXEC, 2 },
+	{ SCMP_SYS(munmap), SC_ALLOW, 0 },
+	{ SCMP_SYS(mremap), SC_ALLOW, 0 },
+	{ SCMP_SYS(futex), SC_FUTEX, 0 },	/* libc and OpenSSL locks */
+	/* The SIGSYS report: sent to the monitor, then raise(). */
+	{ SCMP_SYS(sendmsg), SC_ALLOW, 0 },
+	{ SCMP_SYS(rt_sigaction), SC_SIGACTION, 0 },
+	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },
+	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },
+	{ SCMP_SYS(getpid), SC_ALLOW, 0 },
+	{ SCMP_SYS(gettid), SC_ALLOW, 0 },
+	{ SCMP_SYS(tgkill), SC_SELF, 0 },
 	{ SCMP_SYS(exit), SC_ALLOW, 0 },
 	{ SCMP_SYS(exit_group), SC_ALLOW, 0 },
 };
@@ -556,6 +603,7 @@ static const struct sc_policy sc_policies[] = {
 		SC_GROUP(g_probes),
 	} },
 	[ROLE_WORKER_PRELOGIN] = { "worker-prelogin", {
+		SC_GROUP(g_worker_narrow),	/* to become a TLS relay */
 		SC_GROUP(g_worker_base),
 		SC_SANITIZER
 		SC_GROUP(g_worker_no_files),
@@ -570,13 +618,11 @@ static const struct sc_policy sc_policies[] = {
 		SC_GROUP(g_worker_trim),
 		SC_GROUP(g_probes),
 	} },
-	/* Not built yet (FTPS): no code installs this policy today. For
-	 * the pre-login worker that will stay as the TLS endpoint; its
-	 * filter stacks on the pre-login one, so it can only narrow it. */
+	/* The pre-login worker of a TLS session after the login; stacks
+	 * on the pre-login filter, so it can only narrow it. */
 	[ROLE_TLS_RELAY] = { "tls-relay", {
-		SC_GROUP(g_worker_base),
+		SC_GROUP(g_relay),
 		SC_SANITIZER
-		SC_GROUP(g_worker_no_files),
 		SC_GROUP(g_probes),
 	} },
 };

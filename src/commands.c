@@ -93,6 +93,8 @@ check_new_name(struct session *s, const char *arg)
 
 /* --- Before login only: the login itself and TLS set-up --- */
 
+static int login_tls_ok(struct session *s, int anonymous);
+
 /* Returns the monitor's verdict on user/pass (enum ipc_login_result). */
 static uint32_t
 request_login(struct session *s, const char *pass)
@@ -103,12 +105,23 @@ request_login(struct session *s, const char *pass)
 	ipc_init(&m, IPC_LOGIN);
 	ipc_put_str(&m, s->user, strlen(s->user));
 	ipc_put_str(&m, pass, strlen(pass));
+	ipc_put_u32(&m, (s->ctrl.ssl != NULL ? IPC_LOGIN_TLS : 0) |
+		    (s->prot_private ? IPC_LOGIN_PROT_P : 0));
 	if (ipc_send(s->ipc_fd, &m) != 0)
 		die("monitor gone");
 	explicit_bzero(m.payload, sizeof(m.payload));
 	if (ipc_recv(s->ipc_fd, &m) != 0 || m.type != IPC_LOGIN_RESULT ||
 	    ipc_get_u32(&m, &result) != 0 || ipc_get_end(&m) != 0)
 		die("bad reply from monitor");
+	/* Over TLS a login's answer carries the user's worker's end of the
+	 * cleartext channel: this process becomes the relay. */
+	if (result == IPC_LOGIN_OK && s->ctrl.ssl != NULL) {
+		if (m.fd < 0)
+			die("login over TLS without the relay's channel");
+		relay_run(s, m.fd);
+	}
+	if (m.fd >= 0)
+		close(m.fd);
 	return result;
 }
 
@@ -149,6 +162,8 @@ login_user(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 501, "Bad user name.");
 		return;
 	}
+	if (!login_tls_ok(s, s->cfg->anonymous_enable && auth_is_anonymous_name(arg)))
+		return;
 	tw_strlcpy(s->user, arg, sizeof(s->user));
 	if (s->cfg->anonymous_enable && s->cfg->no_anon_password &&
 	    auth_is_anonymous_name(arg)) {
@@ -160,19 +175,100 @@ login_user(struct session *s, char *arg)
 	ctrl_reply(&s->ctrl, 331, "Please specify the password.");
 }
 
+/*
+ * AUTH TLS (RFC 4217 4): 234, then the handshake on the bytes that follow
+ * the line's LF. The reader took nothing past that LF, so plaintext a
+ * client sent after AUTH (an injected USER in the same segment) is read
+ * as the first TLS record, fails the handshake and ends the session: it
+ * is never run as if it came over TLS. "SSL" and "TLS-P" are the older
+ * drafts' names, which also protected the data connections.
+ */
 static void
 login_auth(struct session *s, char *arg)
 {
-	(void)arg;
-	ctrl_reply(&s->ctrl, 502, "AUTH is not enabled on this server.");
+	int prot_p = tw_strcaseeq(arg, "SSL") || tw_strcaseeq(arg, "TLS-P");
+
+	if (!s->cfg->ssl_enable) {
+		ctrl_reply(&s->ctrl, 502, "AUTH is not enabled on this server.");
+		return;
+	}
+	if (s->ctrl.ssl != NULL) {
+		ctrl_reply(&s->ctrl, 503, "Already using TLS.");
+		return;
+	}
+	if (!prot_p && !tw_strcaseeq(arg, "TLS") && !tw_strcaseeq(arg, "TLS-C")) {
+		ctrl_reply(&s->ctrl, 504, "Unknown AUTH type.");
+		return;
+	}
+	ctrl_reply(&s->ctrl, 234, "Proceed with negotiation.");
+	worker_start_tls(s);
+	s->prot_private = prot_p;
 }
 
-/* PBSZ and PROT (RFC 4217) only mean something after AUTH TLS. */
+/*
+ * The forced-TLS rules at USER, with vsftpd's replies; the monitor checks
+ * them again at the login (a worker is not trusted with them).
+ */
+static int
+login_tls_ok(struct session *s, int anonymous)
+{
+	const char *why = NULL;
+
+	if (!s->cfg->ssl_enable)
+		return 1;
+	if (s->ctrl.ssl == NULL) {
+		if (anonymous && s->cfg->allow_anon_ssl && s->cfg->force_anon_logins_ssl)
+			why = "Anonymous sessions must use encryption.";
+		else if (!anonymous && s->cfg->force_local_logins_ssl)
+			why = "Non-anonymous sessions must use encryption.";
+	} else if (anonymous && !s->cfg->allow_anon_ssl) {
+		why = "Anonymous sessions may not use encryption.";
+	}
+	if (why == NULL)
+		return 1;
+	ctrl_reply(&s->ctrl, 530, "%s", why);
+	return 0;
+}
+
+/* PBSZ (RFC 4217 8): a stream protocol has no buffer size but 0. */
 static void
-login_pbsz_prot(struct session *s, char *arg)
+cmd_pbsz(struct session *s, char *arg)
 {
 	(void)arg;
-	ctrl_reply(&s->ctrl, 503, "PBSZ and PROT need a TLS session (AUTH TLS).");
+	if (!s->tls)
+		ctrl_reply(&s->ctrl, 503, "PBSZ needs a TLS session (AUTH TLS).");
+	else
+		ctrl_reply(&s->ctrl, 200, "PBSZ=0");
+}
+
+/* PROT (RFC 4217 9): Clear or Private; Safe and Confidential are not offered. */
+static void
+cmd_prot(struct session *s, char *arg)
+{
+	if (!s->tls) {
+		ctrl_reply(&s->ctrl, 503, "PROT needs a TLS session (AUTH TLS).");
+	} else if (tw_strcaseeq(arg, "C")) {
+		s->prot_private = 0;
+		ctrl_reply(&s->ctrl, 200, "PROT now Clear.");
+	} else if (tw_strcaseeq(arg, "P")) {
+		s->prot_private = 1;
+		ctrl_reply(&s->ctrl, 200, "PROT now Private.");
+	} else if (tw_strcaseeq(arg, "S") || tw_strcaseeq(arg, "E")) {
+		ctrl_reply(&s->ctrl, 536, "PROT not supported.");
+	} else {
+		ctrl_reply(&s->ctrl, 504, "PROT not recognised.");
+	}
+}
+
+/*
+ * CCC (RFC 4217 6) would put the control connection back in the clear,
+ * where a man in the middle could change commands: refused, as vsftpd.
+ */
+static void
+cmd_ccc(struct session *s, char *arg)
+{
+	(void)arg;
+	ctrl_reply(&s->ctrl, 534, "CCC refused: the control connection stays protected.");
 }
 
 /*
@@ -758,7 +854,8 @@ static const struct verb {
 	{ "ACCT", NULL,            cmd_acct,    ARG_OPTIONAL, NULL },
 	{ "ALLO", NULL,            cmd_allo,    ARG_OPTIONAL, NULL },
 	{ "APPE", NULL,            cmd_appe,    ARG_REQUIRED, NULL },
-	{ "AUTH", login_auth,      NULL,        ARG_OPTIONAL, NULL },
+	{ "AUTH", login_auth,      NULL,        ARG_OPTIONAL, "AUTH TLS" },
+	{ "CCC",  cmd_ccc,         cmd_ccc,     ARG_OPTIONAL, NULL },
 	{ "CDUP", NULL,            cmd_cdup,    ARG_OPTIONAL, NULL },
 	{ "CWD",  NULL,            cmd_cwd,     ARG_REQUIRED, NULL },
 	{ "DELE", NULL,            cmd_dele,    ARG_REQUIRED, NULL },
@@ -779,9 +876,9 @@ static const struct verb {
 	{ "OPTS", cmd_opts,        cmd_opts,    ARG_REQUIRED, NULL },
 	{ "PASS", login_pass,      cmd_pass,    ARG_OPTIONAL, NULL },
 	{ "PASV", NULL,            cmd_pasv,    ARG_OPTIONAL, "PASV" },
-	{ "PBSZ", login_pbsz_prot, NULL,        ARG_OPTIONAL, NULL },
+	{ "PBSZ", cmd_pbsz,        cmd_pbsz,    ARG_OPTIONAL, "PBSZ" },
 	{ "PORT", NULL,            cmd_port,    ARG_REQUIRED, NULL },
-	{ "PROT", login_pbsz_prot, NULL,        ARG_OPTIONAL, NULL },
+	{ "PROT", cmd_prot,        cmd_prot,    ARG_REQUIRED, "PROT" },
 	{ "PWD",  NULL,            cmd_pwd,     ARG_OPTIONAL, NULL },
 	{ "QUIT", cmd_quit,        cmd_quit,    ARG_OPTIONAL, NULL },
 	{ "REIN", NULL,            NULL,        ARG_OPTIONAL, NULL },
@@ -814,6 +911,17 @@ static const struct verb {
  */
 static const char *const other_features[] = { "TVFS", "UTF8" };
 
+/* The TLS verbs' features only where TLS is offered (AUTH: explicitly). */
+static int
+feature_offered(const struct session *s, const struct verb *v)
+{
+	if (v->before == login_auth)
+		return s->cfg->ssl_enable && !s->tls;
+	if (v->after == cmd_pbsz || v->after == cmd_prot)
+		return s->cfg->ssl_enable;
+	return 1;
+}
+
 static void
 cmd_feat(struct session *s, char *arg)
 {
@@ -826,6 +934,8 @@ cmd_feat(struct session *s, char *arg)
 	for (i = 0; i < TW_ARRAY_LEN(verbs); i++) {
 		const char *feat = verbs[i].feat;
 
+		if (!feature_offered(s, &verbs[i]))
+			continue;
 		/* RFC 3659 7.8: the MLST line names the facts, selected marked. */
 		if (feat != NULL && tw_strcaseeq(feat, "MLST"))
 			ctrl_reply_raw(&s->ctrl, " %s %s", feat, facts);

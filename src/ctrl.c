@@ -3,6 +3,7 @@
  * one writer for every reply.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,6 +20,7 @@
 #include "src/common/monotime.h"
 #include "src/common/util.h"
 #include "src/proto/ctrlline.h"
+#include "src/tls.h"
 #include "src/worker.h"
 
 /* How long a reply write waits for room before it tries again. */
@@ -29,6 +31,10 @@
 
 /* struct ctrl's pending bytes: one control connection per process. */
 static char ctrl_pending_buf[CTRL_MAX_LINE];
+/* What TLS decrypted past the line taken (pre-login worker only). */
+static char ctrl_tls_in_buf[CTRL_MAX_LINE + 1];
+/* A handshake a client does not finish ends the session this soon. */
+#define CTRL_TLS_HANDSHAKE_S 60
 
 void
 ctrl_init(struct ctrl *c, int fd)
@@ -60,6 +66,13 @@ ctrl_init(struct ctrl *c, int fd)
 void
 ctrl_write(struct ctrl *c, const char *buf, size_t len)
 {
+	/* No deadline (as the plain path): the idle timeout ends a session
+	 * whose client stops reading. */
+	if (c->ssl != NULL) {
+		if (tls_write_all(c->ssl, buf, len, 0) != 0)
+			die("control connection lost (TLS)");
+		return;
+	}
 	while (len > 0) {
 		ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
 
@@ -122,11 +135,81 @@ take_pending(struct ctrl *c, char *buf, size_t cap)
 	return len;
 }
 
+/*
+ * ctrl_read_line over TLS. Records are not lines, so what is decrypted
+ * past a line's LF waits in c->tls_in for the next call (or, at the
+ * login, for the relay to pass on); it never leaves this process as if
+ * it were anything but what the client sent inside TLS.
+ */
+static int
+tls_read_line(struct ctrl *c, char *buf, size_t cap, long long deadline)
+{
+	for (;;) {
+		char *lf = memchr(c->tls_in, '\n', c->tls_in_len);
+		size_t take;
+		int n;
+
+		if (lf != NULL) {
+			take = (size_t)(lf - c->tls_in) + 1;
+			if (take > cap - 1)
+				return CTRL_TOO_LONG;
+			memcpy(buf, c->tls_in, take);
+			c->tls_in_len -= take;
+			memmove(c->tls_in, c->tls_in + take, c->tls_in_len);
+			if (ctrlline_parse(buf, take - 1) < 0)
+				return CTRL_BAD;
+			return CTRL_LINE;
+		}
+		if (c->tls_in_len >= CTRL_MAX_LINE || c->tls_in_len >= cap - 1)
+			return CTRL_TOO_LONG;
+		n = SSL_read(c->ssl, c->tls_in + c->tls_in_len,
+			     (int)(CTRL_MAX_LINE - c->tls_in_len));
+		if (n > 0) {
+			c->tls_in_len += (size_t)n;
+			continue;
+		}
+		if (deadline && tw_mono_ms() >= deadline)
+			return CTRL_TIMEOUT;
+		if (tls_wait(c->ssl, n, deadline) != 0)
+			return deadline && tw_mono_ms() >= deadline ? CTRL_TIMEOUT : CTRL_EOF;
+	}
+}
+
+int
+ctrl_start_tls(struct ctrl *c, const struct tw_config *cfg)
+{
+	int fl = fcntl(c->fd, F_GETFL);
+
+	if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) != 0)
+		return -1;
+	c->ssl = tls_ctrl_new(c->fd);
+	c->tls_in = ctrl_tls_in_buf;
+	c->tls_in_len = 0;
+	if (tls_accept(c->ssl, CTRL_TLS_HANDSHAKE_S) != 0) {
+		tls_log_error(cfg, "control handshake failed");
+		SSL_free(c->ssl);
+		c->ssl = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void
+ctrl_end(struct ctrl *c)
+{
+	if (c->ssl != NULL)
+		tls_close(c->ssl);
+	c->ssl = NULL;
+}
+
 int
 ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 {
 	size_t len = take_pending(c, buf, cap);
 	long long deadline = timeout_s ? tw_mono_ms() + (long long)timeout_s * MS_PER_S : 0;
+
+	if (c->ssl != NULL)
+		return tls_read_line(c, buf, cap, deadline);
 
 	for (;;) {
 		char peek[CTRL_PEEK_CHUNK];

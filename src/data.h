@@ -33,12 +33,24 @@ void data_cmd_retr(struct session *s, const char *path);
 /* STOR (0, 0), APPE (append 1) or STOU (unique 1). */
 void data_cmd_store(struct session *s, const char *path, int append, int unique);
 
-enum xfer_status { XFER_OK = 0, XFER_ABORTED, XFER_NET_ERR, XFER_FILE_ERR };
+enum xfer_status {
+	XFER_OK = 0, XFER_ABORTED, XFER_NET_ERR, XFER_FILE_ERR,
+	XFER_TLS_ERR,			/* the data handshake failed or did not resume */
+};
+
+struct ssl_st;
 
 /* One transfer on an open data connection. */
 struct xfer {
 	struct session *s;
 	int fd;				/* the data socket */
+	/*
+	 * PROT P: the data connection's TLS session. The handshake waits
+	 * for the first byte moved (or xfer_end): clients start it after
+	 * the 150 reply.
+	 */
+	struct ssl_st *ssl;
+	int tls_ready;
 	int watch_ctrl;			/* still looking for ABOR */
 	long long ctrl_retry_ms;	/* partial line seen: look again after this
 					   (CLOCK_MONOTONIC) */
@@ -53,6 +65,11 @@ struct xfer {
 int xfer_open(struct xfer *x, struct session *s);
 /* Writes all of buf to the data socket, watching for ABOR. */
 enum xfer_status xfer_write_all(struct xfer *x, const char *buf, size_t len);
+/* 522 and 1 when the session must use PROT P for data and has not. */
+int data_tls_refused(struct session *s);
+/* A transfer that moved what it could (rc): ends TLS cleanly, closes. */
+enum xfer_status xfer_end(struct xfer *x, enum xfer_status rc);
+/* Abandons a data connection before any transfer (a refusal after xfer_open). */
 void xfer_close(struct xfer *x);
 /* The final reply of a transfer command; ok_text goes with 226. */
 void xfer_reply(struct session *s, enum xfer_status rc, const char *ok_text);

@@ -317,7 +317,7 @@ data_cmd_list(struct session *s, const char *arg, enum list_mode mode)
 	ctrl_reply(&s->ctrl, 150, "Here comes the directory listing.");
 	o.x = &x;
 	list_emit(&o, &job, path, is_dir);
-	xfer_close(&x);
+	o.rc = xfer_end(&x, o.rc);
 	xfer_reply(s, o.rc, "Directory send OK.");
 }
 

@@ -92,9 +92,15 @@ open_listen_socket(int family, const char *addr, unsigned port)
  * line without the listener ever blocking on it.
  */
 static void
-refuse(int fd, const char *text)
+refuse(int fd, int tls, const char *text)
 {
-	reply_final(fd, 421, text);
+	/*
+	 * An implicit FTPS client expects a TLS handshake, which the
+	 * listener (it parses no client byte) does not make: for it the
+	 * close alone is the refusal, never plaintext inside its TLS.
+	 */
+	if (!tls)
+		reply_final(fd, 421, text);
 	close(fd);
 }
 
@@ -127,10 +133,10 @@ listener_child_setup(int keep_fd)
  * connection may have a session, else -1 (it was refused and closed).
  */
 static int
-admit(const struct tw_config *cfg, int cfd, const struct addr_key *key)
+admit(const struct tw_config *cfg, int cfd, int tls, const struct addr_key *key)
 {
 	if (cfg->max_clients != 0 && sessions_count() >= cfg->max_clients) {
-		refuse(cfd, "There are too many connected users, please try later.");
+		refuse(cfd, tls, "There are too many connected users, please try later.");
 		tw_log(TW_LOG_INFO, "refused connection: max_clients (%u) reached",
 		       cfg->max_clients);
 		return -1;
@@ -139,14 +145,14 @@ admit(const struct tw_config *cfg, int cfd, const struct addr_key *key)
 	case PENALTY_NONE:
 		break;
 	case PENALTY_FAILED_LOGINS:
-		refuse(cfd, "Too many failed logins from your address, try later.");
+		refuse(cfd, tls, "Too many failed logins from your address, try later.");
 		return -1;
 	case PENALTY_BAD_SESSIONS:
-		refuse(cfd, "Too many failed sessions from your address, try later.");
+		refuse(cfd, tls, "Too many failed sessions from your address, try later.");
 		return -1;
 	}
 	if (cfg->max_per_ip != 0 && sessions_from(key) >= cfg->max_per_ip) {
-		refuse(cfd, "There are too many connections from your internet address.");
+		refuse(cfd, tls, "There are too many connections from your internet address.");
 		tw_log(TW_LOG_INFO, "refused connection: max_per_ip (%u) reached",
 		       cfg->max_per_ip);
 		return -1;
@@ -155,13 +161,14 @@ admit(const struct tw_config *cfg, int cfd, const struct addr_key *key)
 }
 
 static void
-spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storage *peer)
+spawn_session(const struct tw_config *cfg, int cfd, int tls,
+	      const struct sockaddr_storage *peer)
 {
 	struct addr_key key;
 	pid_t pid;
 
 	addr_key_of(peer, &key);
-	if (admit(cfg, cfd, &key) != 0)
+	if (admit(cfg, cfd, tls, &key) != 0)
 		return;
 	if (pool_hand_off(cfd, &pid) == 0) {
 		close(cfd);
@@ -171,7 +178,7 @@ spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storag
 	pool_missed(cfg);
 	pid = ns_fork(0);
 	if (pid < 0) {
-		refuse(cfd, "Service not available, try later.");
+		refuse(cfd, tls, "Service not available, try later.");
 		tw_log(TW_LOG_ERR, "fork: %s", strerror(errno));
 		return;
 	}
@@ -184,7 +191,7 @@ spawn_session(const struct tw_config *cfg, int cfd, const struct sockaddr_storag
 }
 
 static void
-accept_all(const struct tw_config *cfg, int lfd)
+accept_all(const struct tw_config *cfg, int lfd, int tls)
 {
 	int budget = ACCEPT_BATCH;
 
@@ -201,7 +208,7 @@ accept_all(const struct tw_config *cfg, int lfd)
 			return;
 		}
 		pool_note_accept();
-		spawn_session(cfg, cfd, &peer);
+		spawn_session(cfg, cfd, tls, &peer);
 	}
 }
 
@@ -348,13 +355,24 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 void
 listener_bind(const struct tw_config *cfg, struct listen_socks *ls)
 {
+	unsigned ports[2] = { cfg->listen_port, cfg->implicit_ssl_port };
+	size_t i;
+
 	ls->n = 0;
-	if (cfg->listen)
-		ls->fd[ls->n++] = open_listen_socket(AF_INET, cfg->listen_address,
-						     cfg->listen_port);
-	if (cfg->listen_ipv6)
-		ls->fd[ls->n++] = open_listen_socket(AF_INET6, cfg->listen_address6,
-						     cfg->listen_port);
+	for (i = 0; i < 2 && ports[i] != 0; i++) {
+		int tls = cfg->implicit_ssl || i == 1;
+
+		if (cfg->listen) {
+			ls->implicit_tls[ls->n] = tls;
+			ls->fd[ls->n++] = open_listen_socket(AF_INET, cfg->listen_address,
+							     ports[i]);
+		}
+		if (cfg->listen_ipv6) {
+			ls->implicit_tls[ls->n] = tls;
+			ls->fd[ls->n++] = open_listen_socket(AF_INET6, cfg->listen_address6,
+							     ports[i]);
+		}
+	}
 }
 
 /* SIGCHLD, SIGTERM, SIGINT and SIGHUP come through a descriptor the loop polls. */
@@ -406,9 +424,12 @@ listener_run(const struct tw_config *cfg, const struct listen_socks *ls)
 	sessions_init();
 	pool_init(cfg);
 	sandbox_apply(ROLE_LISTENER, cfg);
-	tw_log(TW_LOG_INFO, "twinftpd listening on port %u (%s%s%s)", cfg->listen_port,
+	tw_log(TW_LOG_INFO, "twinftpd listening on port %u (%s%s%s)%s", cfg->listen_port,
 	       cfg->listen ? "IPv4" : "", cfg->listen && cfg->listen_ipv6 ? ", " : "",
-	       cfg->listen_ipv6 ? "IPv6" : "");
+	       cfg->listen_ipv6 ? "IPv6" : "",
+	       !cfg->ssl_enable ? "" : cfg->implicit_ssl ? ", implicit FTPS" : ", FTPS (AUTH TLS)");
+	if (cfg->implicit_ssl_port != 0)
+		tw_log(TW_LOG_INFO, "implicit FTPS on port %u", cfg->implicit_ssl_port);
 
 	for (i = 0; i < nl; i++) {
 		pfd[i].fd = ls->fd[i];
@@ -429,6 +450,6 @@ listener_run(const struct tw_config *cfg, const struct listen_socks *ls)
 			handle_signals(cfg, sigfd, ls);
 		for (i = 0; i < nl; i++)
 			if (pfd[i].revents & POLLIN)
-				accept_all(cfg, ls->fd[i]);
+				accept_all(cfg, ls->fd[i], ls->implicit_tls[i]);
 	}
 }

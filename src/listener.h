@@ -5,11 +5,14 @@
 
 struct tw_config;
 
-/* One IPv4 and one IPv6 socket at most (listen, listen_ipv6). */
-#define LISTEN_SOCKS_MAX 2
+/* IPv4 and IPv6 (listen, listen_ipv6), each on listen_port and on
+ * implicit_ssl_port. */
+#define LISTEN_SOCKS_MAX 4
 
 struct listen_socks {
 	int fd[LISTEN_SOCKS_MAX];
+	/* Sessions start with TLS there (implicit FTPS): no plaintext 421. */
+	int implicit_tls[LISTEN_SOCKS_MAX];
 	size_t n;
 };
 

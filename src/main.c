@@ -23,6 +23,7 @@
 #include "src/session.h"
 #include "sandbox/sandbox.h"
 #include "src/common/util.h"
+#include "src/tls.h"
 
 /* The nicest a process can be (setpriority(2) takes -20..19). */
 #define NICEST (PRIO_MAX - 1)
@@ -310,6 +311,11 @@ main(int argc, char **argv)
 		return 1;
 	}
 	config_warnings(&cfg, warn_stderr);
+	/* The certificate and key: -t checks them as a start would. */
+	if (tls_init(&cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "twinftpd: %s: %s\n", path, err);
+		return 1;
+	}
 	if (check_only) {
 		return config_print(&cfg, stdout) == 0 ? 0 : 1;
 	}

@@ -25,6 +25,7 @@
 #include "src/common/log.h"
 #include "src/common/runtime.h"
 #include "src/common/util.h"
+#include "src/tls.h"
 #include "src/worker.h"
 
 /* The pre-login worker's umask: it writes no file, and must not. */
@@ -32,6 +33,16 @@
 
 /* The session of this process: written after every fork, TW_PER_PROCESS (util.h). */
 static struct monitor mon TW_PER_PROCESS;
+
+/*
+ * The monitor's go to the spare, once the connection is its own: with
+ * the facts of the connection, which a TLS session's worker cannot ask
+ * its socket (its end is the relay's socketpair).
+ */
+struct session_go {
+	uint32_t login_flags;		/* IPC_LOGIN_TLS, IPC_LOGIN_PROT_P */
+	struct sockaddr_storage peer, local;
+};
 
 /* Sets the nice value of pid (0: this process); a failure is logged. */
 static void
@@ -130,8 +141,12 @@ spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 {
 	struct auth_user *u = tw_scratch_alloc(sizeof(*u));
 	struct worker_login wl;
-	int client_fd;
+	struct session_go go;
+	int client_fd, none;
 
+	/* Resumption needs the ticket keys only: the key goes at once. */
+	tls_data_ctx_init(cfg);
+	tls_forget_key(cfg);
 	if (ipc_recv_record(fd, u, sizeof(*u), 1, &client_fd) != 0)
 		_exit(0);	/* the session ended before a login */
 	if (auth_user_check(u) != 0)
@@ -153,17 +168,16 @@ spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 	 * this process must not touch the connection (it set itself up
 	 * meanwhile, in parallel with that worker's exit).
 	 */
-	{
-		unsigned char go;
-		int none;
-
-		if (ipc_recv_record(fd, &go, sizeof(go), 0, &none) != 0)
-			_exit(0);
-	}
+	if (ipc_recv_record(fd, &go, sizeof(go), 0, &none) != 0)
+		_exit(0);
 	memset(&wl, 0, sizeof(wl));
 	tw_strlcpy(wl.user, u->name, sizeof(wl.user));
 	wl.anonymous = u->anonymous;
 	wl.chrooted = u->chroot_dir[0] != '\0';
+	wl.tls = (go.login_flags & IPC_LOGIN_TLS) != 0;
+	wl.prot_private = (go.login_flags & IPC_LOGIN_PROT_P) != 0;
+	wl.peer = go.peer;
+	wl.local = go.local;
 	tw_scratch_free(u, sizeof(*u));
 	ipc_report_violations_to(fd);
 	sandbox_apply(ROLE_WORKER_POSTLOGIN, cfg);
@@ -211,25 +225,80 @@ respawn_spare(void)
  * worker has nothing left to do. The spare becomes the user while it
  * dies, and may touch the control connection only once it is dead.
  */
+/* The user record and the connection (or the relay's channel) to the spare. */
+static int
+hand_to_spare(struct monitor *m, int conn_fd)
+{
+	if (ipc_send_record(m->spare_fd, m->user, sizeof(*m->user), conn_fd) == 0)
+		return 0;
+	respawn_spare();
+	return ipc_send_record(m->spare_fd, m->user, sizeof(*m->user), conn_fd);
+}
+
+/*
+ * Over TLS the connection stays with the pre-login worker, which holds
+ * its TLS session: it becomes the relay, and the spare gets the other
+ * end of a cleartext channel. The relay's end rides on its LOGIN's OK.
+ */
+static int
+hand_over_tls(struct monitor *m)
+{
+	struct ipc_msg msg;
+	int sv[2], rc;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		tw_log(TW_LOG_ERR, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	rc = hand_to_spare(m, sv[1]);
+	if (rc == 0) {
+		ipc_init(&msg, IPC_LOGIN_RESULT);
+		ipc_put_u32(&msg, IPC_LOGIN_OK);
+		msg.fd = sv[0];
+		rc = ipc_send(m->ipc_fd, &msg);
+	}
+	close(sv[0]);
+	close(sv[1]);
+	if (rc != 0)
+		return -1;
+	if (tw_rt.login_nice)
+		session_nice(m->worker, tw_rt.base_nice);
+	/* The relay asks for nothing more: its channel is read only for
+	 * a SIGSYS report once it is gone (monitor_end). */
+	m->relay = m->worker;
+	m->relay_fd = m->ipc_fd;
+	m->worker = -1;
+	return 0;
+}
+
 static int
 session_hand_over(struct monitor *m)
 {
-	static const unsigned char go = 1;
+	struct session_go go;
 
-	(void)kill(m->worker, SIGKILL);
+	memset(&go, 0, sizeof(go));
+	go.login_flags = m->login_flags;
+	go.peer = m->peer;
+	go.local = m->local;
+	/* This process takes the user's uid next: the key goes first. */
+	tls_forget_key(m->cfg);
+	if (!(m->login_flags & IPC_LOGIN_TLS))
+		(void)kill(m->worker, SIGKILL);
 	/* Logged in: back to the listener's priority, the spare before it
 	 * starts (it is still root, like us). */
 	if (tw_rt.login_nice) {
 		session_nice(m->spare, tw_rt.base_nice);
 		session_nice(0, tw_rt.base_nice);
 	}
-	if (ipc_send_record(m->spare_fd, m->user, sizeof(*m->user), m->client_fd) != 0) {
-		respawn_spare();
-		if (ipc_send_record(m->spare_fd, m->user, sizeof(*m->user), m->client_fd) != 0)
+	if (m->login_flags & IPC_LOGIN_TLS) {
+		if (hand_over_tls(m) != 0)
 			return -1;
+	} else {
+		if (hand_to_spare(m, m->client_fd) != 0)
+			return -1;
+		(void)monitor_kill_child(&m->worker);
+		close(m->ipc_fd);
 	}
-	(void)monitor_kill_child(&m->worker);
-	close(m->ipc_fd);
 	if (ipc_send_record(m->spare_fd, &go, sizeof(go), -1) != 0)
 		return -1;
 	m->worker = m->spare;
@@ -265,6 +334,8 @@ static void
 session_monitor_init(const struct tw_config *cfg)
 {
 	monitor_init(&mon, cfg);
+	/* Before the workers are forked: both must seal and open the same tickets. */
+	tls_session_keys_new();
 	mon.hand_over = session_hand_over;
 	/* Until the login this session, and the workers it forks, run
 	 * login_nice nicer than the listener (session_hand_over). */

@@ -25,6 +25,7 @@
 #include "src/common/util.h"
 #include "src/data.h"
 #include "src/proto/ascii.h"
+#include "src/tls.h"
 #include "src/worker.h"
 
 #define XFER_BUF (256 * 1024)		/* STOR and ASCII chunk size */
@@ -101,9 +102,118 @@ xfer_wait(struct xfer *x, short events)
 	}
 }
 
+/* The last TLS call returned rc: wait as it asks, or give up. */
+static enum xfer_status
+xfer_tls_wait(struct xfer *x, int rc)
+{
+	switch (SSL_get_error(x->ssl, rc)) {
+	case SSL_ERROR_WANT_READ:
+		return xfer_wait(x, POLLIN);
+	case SSL_ERROR_WANT_WRITE:
+		return xfer_wait(x, POLLOUT);
+	default:
+		return XFER_NET_ERR;
+	}
+}
+
+/*
+ * The data handshake, on the first use of the connection. With
+ * require_ssl_reuse the data context has no certificate (tls.h), so a
+ * client that does not resume this session cannot finish it; the
+ * reuse check after it says so again for the case of a key-holding
+ * context (require_ssl_reuse=NO never gets here with a fresh session).
+ */
+static enum xfer_status
+xfer_tls_ready(struct xfer *x)
+{
+	int rc;
+
+	if (x->ssl == NULL || x->tls_ready)
+		return XFER_OK;
+	while ((rc = SSL_accept(x->ssl)) != 1) {
+		enum xfer_status w;
+
+		if (SSL_get_error(x->ssl, rc) != SSL_ERROR_WANT_READ &&
+		    SSL_get_error(x->ssl, rc) != SSL_ERROR_WANT_WRITE) {
+			tls_log_error(x->s->cfg, "data handshake failed");
+			worker_log(x->s, "TLS data connection refused%s",
+				   x->s->cfg->require_ssl_reuse
+				   ? ": it did not resume the control connection's session" : "");
+			return XFER_TLS_ERR;
+		}
+		w = xfer_tls_wait(x, rc);
+		if (w != XFER_OK)
+			return w;
+	}
+	if (x->s->cfg->require_ssl_reuse && !SSL_session_reused(x->ssl)) {
+		worker_log(x->s, "TLS data connection refused: not resumed");
+		return XFER_TLS_ERR;
+	}
+	x->tls_ready = 1;
+	return XFER_OK;
+}
+
+static enum xfer_status
+xfer_tls_write_all(struct xfer *x, const char *buf, size_t len)
+{
+	enum xfer_status w = xfer_tls_ready(x);
+
+	while (w == XFER_OK && len > 0) {
+		int n = SSL_write(x->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
+
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			x->bytes += (unsigned long long)n;
+			continue;
+		}
+		w = xfer_tls_wait(x, n);
+	}
+	return w;
+}
+
+/*
+ * An upload's end: the client's close_notify. A bare close could be an
+ * attacker cutting the upload short (strict_ssl_read_eof).
+ */
+static enum xfer_status
+xfer_tls_read(struct xfer *x, char *buf, size_t cap, size_t *got)
+{
+	enum xfer_status w = xfer_tls_ready(x);
+
+	while (w == XFER_OK) {
+		int n = SSL_read(x->ssl, buf, cap > INT_MAX ? INT_MAX : (int)cap);
+		int err;
+
+		if (n > 0) {
+			x->bytes += (unsigned long long)n;
+			*got = (size_t)n;
+			return XFER_OK;
+		}
+		err = SSL_get_error(x->ssl, n);
+		if (err == SSL_ERROR_ZERO_RETURN) {
+			*got = 0;
+			return XFER_OK;
+		}
+		if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
+			if (x->s->cfg->strict_ssl_read_eof) {
+				worker_log(x->s, "TLS upload ended without close_notify "
+					   "(strict_ssl_read_eof)");
+				return XFER_NET_ERR;
+			}
+			*got = 0;
+			return XFER_OK;
+		}
+		w = xfer_tls_wait(x, n);
+	}
+	return w;
+}
+
 enum xfer_status
 xfer_write_all(struct xfer *x, const char *buf, size_t len)
 {
+	if (x->ssl != NULL)
+		return xfer_tls_write_all(x, buf, len);
 	while (len > 0) {
 		ssize_t n = send(x->fd, buf, len, MSG_NOSIGNAL);
 		enum xfer_status w;
@@ -179,6 +289,8 @@ write_socket(struct xfer *x, int file, const char *buf, size_t len)
 static enum xfer_status
 read_socket(struct xfer *x, int file, char *buf, size_t cap, off_t *off, size_t *got)
 {
+	if (x->ssl != NULL)
+		return xfer_tls_read(x, buf, cap, got);
 	for (;;) {
 		ssize_t n = recv(x->fd, buf, cap, 0);
 		enum xfer_status w;
@@ -241,7 +353,8 @@ done:
 static enum xfer_status
 send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
 {
-	if (ascii || !x->s->cfg->use_sendfile)
+	/* No kernel TLS here: TLS data is encrypted in this process. */
+	if (ascii || !x->s->cfg->use_sendfile || x->ssl != NULL)
 		return xfer_copy(x, &download, file, off, ascii);
 	while (off < size) {
 		size_t want = (size_t)(size - off) > SENDFILE_MAX_CHUNK
@@ -286,6 +399,13 @@ xfer_reply(struct session *s, enum xfer_status rc, const char *ok_text)
 	case XFER_NET_ERR:
 		ctrl_reply(&s->ctrl, 426, "Failure on the data connection.");
 		break;
+	case XFER_TLS_ERR:
+		if (s->cfg->require_ssl_reuse)
+			ctrl_reply(&s->ctrl, 522, "TLS data connection refused: it must resume "
+				   "the control connection's TLS session (require_ssl_reuse).");
+		else
+			ctrl_reply(&s->ctrl, 425, "TLS handshake on the data connection failed.");
+		break;
 	case XFER_FILE_ERR:
 	default:
 		ctrl_reply(&s->ctrl, 451, "Failure accessing the local file.");
@@ -299,10 +419,20 @@ xfer_open(struct xfer *x, struct session *s)
 	int one = 1;
 
 	memset(x, 0, sizeof(*x));
+	if (data_tls_refused(s))
+		return -1;
 	x->fd = data_open(s);
 	if (x->fd < 0)
 		return -1;
 	x->s = s;
+	if (s->prot_private) {
+		x->ssl = tls_data_new(x->fd);
+		if (x->ssl == NULL) {
+			xfer_close(x);
+			ctrl_reply(&s->ctrl, 425, "Cannot set up TLS on the data connection.");
+			return -1;
+		}
+	}
 	x->watch_ctrl = 1;
 	/*
 	 * Small writes (a listing's last lines) go out at once, not after a
@@ -316,9 +446,74 @@ xfer_open(struct xfer *x, struct session *s)
 void
 xfer_close(struct xfer *x)
 {
+	SSL_free(x->ssl);
+	x->ssl = NULL;
 	/* Nothing to learn from close(2) on a socket whose data is sent. */
 	(void)close(x->fd);
 	x->fd = -1;
+}
+
+/*
+ * strict_ssl_write_shutdown: after a download, the client's close_notify
+ * proves it read everything (within data_connection_timeout).
+ */
+static enum xfer_status
+xfer_tls_await_close(struct xfer *x)
+{
+	char sink[256];
+
+	for (;;) {
+		int n = SSL_read(x->ssl, sink, sizeof(sink));
+		enum xfer_status w;
+
+		if (n > 0)
+			continue;
+		if (SSL_get_error(x->ssl, n) == SSL_ERROR_ZERO_RETURN)
+			return XFER_OK;
+		w = xfer_tls_wait(x, n);
+		if (w != XFER_OK)
+			return w;
+	}
+}
+
+enum xfer_status
+xfer_end(struct xfer *x, enum xfer_status rc)
+{
+	if (x->ssl != NULL && rc == XFER_OK) {
+		/* Nothing was moved (an empty file or listing): the client
+		 * still makes its handshake and waits for our close_notify. */
+		rc = xfer_tls_ready(x);
+		if (rc == XFER_OK) {
+			int r;
+
+			while ((r = SSL_shutdown(x->ssl)) < 0) {
+				rc = xfer_tls_wait(x, r);
+				if (rc != XFER_OK)
+					break;
+			}
+			if (rc == XFER_OK && r == 0 && x->s->cfg->strict_ssl_write_shutdown)
+				rc = xfer_tls_await_close(x);
+		}
+	}
+	xfer_close(x);
+	return rc;
+}
+
+/*
+ * force_local_data_ssl / force_anon_data_ssl: a clear data connection is
+ * refused before it is opened, with vsftpd's 522.
+ */
+int
+data_tls_refused(struct session *s)
+{
+	const struct tw_config *c = s->cfg;
+	int forced = s->anonymous ? c->allow_anon_ssl && c->force_anon_data_ssl
+				  : c->force_local_data_ssl;
+
+	if (!c->ssl_enable || s->prot_private || !forced)
+		return 0;
+	ctrl_reply(&s->ctrl, 522, "Data connections must be encrypted.");
+	return 1;
 }
 
 /* xfer_open for a transfer of file: closes it when there is no connection. */
@@ -380,7 +575,7 @@ data_cmd_retr(struct session *s, const char *path)
 		   s->ascii ? "ASCII" : "BINARY", path, (long long)st.st_size);
 	rc = send_file(&x, file, (off_t)rest, st.st_size,
 		       s->ascii && s->cfg->ascii_download_enable);
-	xfer_close(&x);
+	rc = xfer_end(&x, rc);
 	close(file);
 	xfer_reply(s, rc, "Transfer complete.");
 	/* After the reply: the client need not wait for the monitor's log. */
@@ -595,7 +790,7 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 	else
 		ctrl_reply(&s->ctrl, 150, "Ok to send data.");
 	rc = xfer_copy(&x, &upload, file, 0, s->ascii && s->cfg->ascii_upload_enable);
-	xfer_close(&x);
+	rc = xfer_end(&x, rc);
 	if (close(file) != 0 && rc == XFER_OK)
 		rc = XFER_FILE_ERR;
 	if (unique && rc == XFER_OK)

@@ -14,6 +14,7 @@
 #include "privsep/ipc.h"
 #include "src/proto/listing.h"
 #include "src/common/log.h"
+#include "src/common/sockaddr.h"
 #include "src/common/util.h"
 #include "src/worker.h"
 
@@ -52,8 +53,6 @@ worker_xferlog(struct session *s, const char *fmt, ...)
 static void
 session_init(struct session *s, const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 {
-	socklen_t len;
-
 	/*
 	 * s is static and still all zero in this fresh process (see
 	 * TW_PER_PROCESS): no memset needed.
@@ -63,11 +62,18 @@ session_init(struct session *s, const struct tw_config *cfg, int ctrl_fd, int ip
 	s->pasv_fd = -1;
 	s->mlst_facts = MLST_ALL;
 	ctrl_init(&s->ctrl, ctrl_fd);
-	len = sizeof(s->peer);
-	if (getpeername(ctrl_fd, (struct sockaddr *)&s->peer, &len) != 0)
+}
+
+/* The pre-login worker asks its socket who the client is. */
+static void
+session_learn_addresses(struct session *s)
+{
+	socklen_t len = sizeof(s->peer);
+
+	if (getpeername(s->ctrl.fd, (struct sockaddr *)&s->peer, &len) != 0)
 		die("getpeername: %s", strerror(errno));
 	len = sizeof(s->local);
-	if (getsockname(ctrl_fd, (struct sockaddr *)&s->local, &len) != 0)
+	if (getsockname(s->ctrl.fd, (struct sockaddr *)&s->local, &len) != 0)
 		die("getsockname: %s", strerror(errno));
 }
 
@@ -75,7 +81,32 @@ void
 worker_exit_reply(struct session *s, int code, const char *text)
 {
 	ctrl_reply(&s->ctrl, code, "%s", text);
+	ctrl_end(&s->ctrl);
 	_exit(0);
+}
+
+void
+worker_start_tls(struct session *s)
+{
+	struct ipc_msg m;
+
+	/* Before the first TLS byte: the monitor must not write a plaintext 421. */
+	ipc_init(&m, IPC_TLS_ON);
+	if (ipc_send(s->ipc_fd, &m) != 0)
+		die("monitor gone");
+	if (ctrl_start_tls(&s->ctrl, s->cfg) != 0)
+		_exit(0);
+	s->tls = 1;
+}
+
+/* Implicit FTPS: implicit_ssl, or a connection to implicit_ssl_port. */
+static int
+session_implicit_tls(const struct session *s)
+{
+	if (!s->cfg->ssl_enable)
+		return 0;
+	return s->cfg->implicit_ssl ||
+	       (s->cfg->implicit_ssl_port != 0 && sa_port(&s->local) == s->cfg->implicit_ssl_port);
 }
 
 /* Reads a line; handles every non-line outcome by closing the session. */
@@ -129,6 +160,9 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 			_exit(0);
 	}
 	session_init(s, cfg, ctrl_fd, ipc_fd);
+	session_learn_addresses(s);
+	if (session_implicit_tls(s))
+		worker_start_tls(s);
 	if (cfg->ftpd_banner[0] != '\0')
 		ctrl_reply(&s->ctrl, 220, "%s", cfg->ftpd_banner);
 	else
@@ -144,6 +178,10 @@ worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
 	struct session *s = &sess;
 
 	session_init(s, cfg, ctrl_fd, ipc_fd);
+	s->peer = login->peer;
+	s->local = login->local;
+	s->tls = login->tls;
+	s->prot_private = login->prot_private;
 	s->logged_in = 1;
 	s->anonymous = login->anonymous;
 	tw_strlcpy(s->user, login->user, sizeof(s->user));

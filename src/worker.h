@@ -22,8 +22,18 @@ struct tw_config;
  * states); any known verb starts the count again. */
 #define MAX_UNKNOWN_COMMANDS 16
 
+struct ssl_st;
+
 struct ctrl {
 	int fd;
+	/*
+	 * The control connection's TLS session (pre-login worker and relay
+	 * only): then replies are written and lines read through it, and
+	 * tls_in holds what was decrypted past the last line taken.
+	 */
+	struct ssl_st *ssl;
+	char *tls_in;
+	size_t tls_in_len;
 	/*
 	 * The start of a command line taken off the socket before its LF:
 	 * with SO_OOBINLINE a read stops at the urgent mark, so while a
@@ -45,6 +55,9 @@ struct worker_login {
 	char user[IPC_MAX_USER + 1];
 	int anonymous;
 	int chrooted;
+	int tls;			/* the control connection is TLS (via a relay) */
+	int prot_private;		/* PROT P before the login */
+	struct sockaddr_storage peer, local;	/* of the control connection */
 };
 
 struct session {
@@ -56,6 +69,8 @@ struct session {
 
 	int logged_in;
 	int anonymous;
+	int tls;			/* control connection protected (RFC 4217) */
+	int prot_private;		/* PROT P: data connections are TLS */
 	char user[IPC_MAX_USER + 1];
 	unsigned unknown_cmds;		/* in a row, since the last known verb */
 
@@ -79,6 +94,19 @@ void worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
 /* Sends one last reply and ends the session. */
 void worker_exit_reply(struct session *s, int code, const char *text)
 	__attribute__((noreturn));
+
+/*
+ * Tells the monitor, then makes the control handshake (AUTH TLS after its
+ * 234, or implicit FTPS). Ends the session when it fails.
+ */
+void worker_start_tls(struct session *s);
+
+/*
+ * relay.c: the pre-login worker of a TLS session, logged in, becomes the
+ * relay between the client's TLS and the user's worker's cleartext on
+ * plain_fd. What the client sent past PASS is passed on first.
+ */
+void relay_run(struct session *s, int plain_fd) __attribute__((noreturn));
 
 /* --- ctrl.c: the control channel --- */
 enum ctrl_read {
@@ -126,6 +154,10 @@ void ctrl_replyf(struct ctrl *c, int code, char sep, const char *fmt, ...)
 #define ctrl_reply_raw(c, ...)		ctrl_replyf((c), 0, ' ', __VA_ARGS__)
 /* Writes all of buf or dies (the client is gone). */
 void ctrl_write(struct ctrl *c, const char *buf, size_t len);
+/* AUTH TLS (after its 234) or implicit FTPS: the handshake. 0 or -1. */
+int ctrl_start_tls(struct ctrl *c, const struct tw_config *cfg);
+/* The end of the session: our close_notify on a TLS control connection. */
+void ctrl_end(struct ctrl *c);
 
 /* --- commands.c: the verb table --- */
 /* Handles one command line in the session's state (s->logged_in). */

@@ -96,7 +96,10 @@ static void
 test_schemas(void)
 {
 	CHECK_INT(ipc_schemas[IPC_LOGIN].max_payload,
-	    4 + IPC_MAX_USER + 4 + IPC_MAX_PASS);
+	    4 + IPC_MAX_USER + 4 + IPC_MAX_PASS + 4);
+	CHECK_INT(ipc_schemas[IPC_LOGIN_RESULT].fd, IPC_FD_OPTIONAL);
+	CHECK_INT(ipc_schemas[IPC_TLS_ON].max_payload, 0);
+	CHECK_INT(ipc_schemas[IPC_TLS_ON].fd, IPC_FD_NEVER);
 	CHECK_INT(ipc_schemas[IPC_LOG].max_payload, 4 + 4 + IPC_MAX_LOGMSG);
 	CHECK_INT(ipc_schemas[IPC_PORT20_CONNECT].max_payload, 4);
 	CHECK_INT(ipc_schemas[IPC_LOGIN_RESULT].max_payload, 4);
@@ -172,6 +175,7 @@ build_login(struct ipc_msg *m, const char *user, const char *pass)
 	ipc_init(m, IPC_LOGIN);
 	ipc_put_str(m, user, strlen(user));
 	ipc_put_str(m, pass, strlen(pass));
+	ipc_put_u32(m, IPC_LOGIN_TLS | IPC_LOGIN_PROT_P);
 }
 
 static void
@@ -195,6 +199,7 @@ check_login(struct ipc_msg *m, const char *user, const char *pass)
 {
 	char u[IPC_MAX_USER + 1], p[IPC_MAX_PASS + 1];
 	size_t ul = 99, pl = 99;
+	uint32_t flags = 0;
 
 	CHECK_INT(m->type, IPC_LOGIN);
 	CHECK_INT(ipc_get_str(m, u, sizeof(u), IPC_MAX_USER, &ul), 0);
@@ -203,6 +208,8 @@ check_login(struct ipc_msg *m, const char *user, const char *pass)
 	CHECK_STR(p, pass);
 	CHECK_INT(ul, strlen(user));
 	CHECK_INT(pl, strlen(pass));
+	CHECK_INT(ipc_get_u32(m, &flags), 0);
+	CHECK_INT(flags, IPC_LOGIN_TLS | IPC_LOGIN_PROT_P);
 	CHECK_INT(ipc_get_end(m), 0);
 }
 
@@ -671,7 +678,7 @@ test_put_overflow(void)
 
 	/* An over-long user for LOGIN fits the payload but not the schema. */
 	ipc_init(&m, IPC_LOGIN);
-	ipc_put_str(&m, big, IPC_MAX_USER + IPC_MAX_PASS + 1);
+	ipc_put_str(&m, big, IPC_MAX_USER + IPC_MAX_PASS + 5);
 	ipc_put_str(&m, "", 0);
 	CHECK_INT(m.overflow, 0);
 	CHECK_INT(ipc_encode(&m, buf, sizeof(buf)), IPC_E_LONG);

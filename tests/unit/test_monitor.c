@@ -330,6 +330,7 @@ send_login_as(int fd, const char *user, const char *pass)
 	ipc_init(&m, IPC_LOGIN);
 	ipc_put_str(&m, user, strlen(user));
 	ipc_put_str(&m, pass, strlen(pass));
+	ipc_put_u32(&m, 0);
 	send_msg(fd, &m);
 }
 
@@ -620,6 +621,7 @@ build_request(struct ipc_msg *m, uint16_t type)
 	case IPC_LOGIN:
 		ipc_put_str(m, "mallory", 7);
 		ipc_put_str(m, "guess", 5);
+		ipc_put_u32(m, 0);
 		break;
 	case IPC_LOG:
 		ipc_put_u32(m, TW_LOG_INFO);
@@ -665,6 +667,8 @@ expect_permitted(uint16_t type, enum monitor_state state)
 	case IPC_LOG:
 	case IPC_SANDBOX_VIOLATION:
 		return 1;
+	case IPC_TLS_ON:
+		return state == MONITOR_PRELOGIN;
 	case IPC_PORT20_CONNECT:
 	case IPC_PASV_LISTEN:
 	case IPC_PORT_CONNECT:
@@ -696,6 +700,11 @@ check_permitted(struct direct *d, uint16_t type, int verdict)
 		CHECK_INT(verdict, MONITOR_CONTINUE);
 		CHECK_INT(d->mon.last_seccomp_nr, SYS_execve);
 		expect_log("forbidden syscall execve");
+		break;
+	case IPC_TLS_ON:
+		/* The tests' cfg has no ssl_enable: a worker that claims TLS lies. */
+		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+		expect_log("TLS_ON request without ssl_enable");
 		break;
 	case IPC_PORT20_CONNECT:
 		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
@@ -1170,6 +1179,8 @@ raw_login(size_t user_len, size_t pass_len)
 	raw_set(IPC_LOGIN, 0, 0);
 	n = raw_put_str(0, user_len, 'u');
 	n = raw_put_str(n, pass_len, 'p');
+	put_le32(raw.payload + n, 0);	/* flags: no TLS */
+	n += 4;
 	raw.declared = (uint32_t)n;
 	raw.len = n;
 }
@@ -1264,6 +1275,16 @@ test_oversize_strings(void)
 	expect_raw_ends(MONITOR_PRELOGIN, "malformed LOGIN request");
 	raw_login(IPC_MAX_USER + IPC_MAX_PASS + 1, 0);
 	expect_raw_ends(MONITOR_PRELOGIN, "longer than declared or allowed");
+	/* Flags the monitor does not know, or TLS it was never told of. */
+	raw_login(1, 1);
+	put_le32(raw.payload + 10, 0x80);
+	expect_raw_ends(MONITOR_PRELOGIN, "malformed LOGIN request");
+	raw_login(1, 1);
+	put_le32(raw.payload + 10, IPC_LOGIN_TLS);
+	expect_raw_ends(MONITOR_PRELOGIN, "malformed LOGIN request");
+	raw_login(1, 1);
+	put_le32(raw.payload + 10, IPC_LOGIN_PROT_P);
+	expect_raw_ends(MONITOR_PRELOGIN, "malformed LOGIN request");
 	/* At the bounds: an ordinary failed login. */
 	raw_login(IPC_MAX_USER, IPC_MAX_PASS);
 	CHECK_INT(serve(script_raw_login_then_quit, &mon, -1), MONITOR_EXIT_OK);

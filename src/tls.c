@@ -1,0 +1,442 @@
+/*
+ * FTPS with OpenSSL: the control and data contexts, the session's ticket
+ * keys, and deadline-bounded I/O on non-blocking sockets. Who holds the
+ * private key, and why, is told in tls.h.
+ */
+#include "src/tls.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include "src/common/config.h"
+#include "src/common/log.h"
+#include "src/common/monotime.h"
+#include "src/common/util.h"
+
+/* RFC 4217 names no ALPN id; "ftp" is IANA's (ALPACA, RFC 7301 registry). */
+static const unsigned char alpn_ftp[] = { 3, 'f', 't', 'p' };
+/* Sessions resume only into a context with the same id (and ticket keys). */
+static const unsigned char sid_ctx[] = "twinftpd";
+/* A PEM key file is a few KB; refuse anything that is not one. */
+#define KEY_FILE_MAX (64 * 1024)
+/* OpenSSL's ticket key block: name (16), HMAC key (32), AES key (32). */
+#define TICKET_KEYS_LEN 80
+/* close_notify is a courtesy: never wait long for the socket to take it. */
+#define TLS_CLOSE_WAIT_MS 1000
+#define MS_PER_S 1000
+
+static const struct tw_config *tls_cfg;
+static SSL_CTX *ctrl_ctx;	/* with the certificate and its key */
+static SSL_CTX *data_ctx;	/* the user's worker's */
+static unsigned char ticket_keys[TICKET_KEYS_LEN] TW_PER_PROCESS;
+
+static int __attribute__((format(printf, 3, 4)))
+tls_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	char msg[256], ossl[256] = "";
+	unsigned long e = ERR_peek_last_error();
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (e != 0)
+		ERR_error_string_n(e, ossl, sizeof(ossl));
+	snprintf(err, errlen, "%s%s%s", msg, ossl[0] ? ": " : "", ossl);
+	ERR_clear_error();
+	return -1;
+}
+
+/*
+ * Strict ALPN (the ALPACA attacks): a client that names protocols but not
+ * ftp is talking to the wrong server, so the handshake fails with
+ * no_application_protocol. A client that names none is served.
+ */
+static int
+alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+	    const unsigned char *in, unsigned inlen, void *arg)
+{
+	unsigned char *sel;
+
+	(void)ssl;
+	(void)arg;
+	if (SSL_select_next_proto(&sel, outlen, alpn_ftp, sizeof(alpn_ftp), in, inlen) !=
+	    OPENSSL_NPN_NEGOTIATED)
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
+	*out = sel;
+	return SSL_TLSEXT_ERR_OK;
+}
+
+/* ssl_strict_sni: a name the certificate does not carry is refused. */
+static int
+sni_check(SSL *ssl, int *alert, void *arg)
+{
+	const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+	X509 *cert = SSL_get_certificate(ssl);
+
+	(void)arg;
+	if (name == NULL || !tls_cfg->ssl_strict_sni)
+		return SSL_TLSEXT_ERR_OK;
+	if (cert != NULL && X509_check_host(cert, name, strlen(name), 0, NULL) == 1)
+		return SSL_TLSEXT_ERR_OK;
+	*alert = SSL_AD_UNRECOGNIZED_NAME;
+	return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+/* ssl_request_cert without validate_cert: any certificate will do. */
+static int
+verify_any(int ok, X509_STORE_CTX *store)
+{
+	(void)ok;
+	(void)store;
+	return 1;
+}
+
+/* What both contexts share: protocols, ciphers, ALPN, session rules. */
+static SSL_CTX *
+ctx_new(const struct tw_config *cfg, char *err, size_t errlen)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+
+	if (ctx == NULL) {
+		tls_error(err, errlen, "cannot make a TLS context");
+		return NULL;
+	}
+	/* TLS 1.2 and 1.3 only, whatever ssl_tlsv1 & co say (config.c warns). */
+	if (!SSL_CTX_set_min_proto_version(ctx, cfg->ssl_tlsv1_2 ? TLS1_2_VERSION
+					   : TLS1_3_VERSION) ||
+	    !SSL_CTX_set_max_proto_version(ctx, cfg->ssl_tlsv1_3 ? TLS1_3_VERSION
+					   : TLS1_2_VERSION) ||
+	    !SSL_CTX_set_cipher_list(ctx, cfg->ssl_ciphers) ||
+	    !SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof(sid_ctx) - 1)) {
+		tls_error(err, errlen, "ssl_ciphers \"%s\"", cfg->ssl_ciphers);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
+			    SSL_OP_CIPHER_SERVER_PREFERENCE);
+	/*
+	 * Idle sessions keep no read or write buffers (memory per session);
+	 * writes may be partial and retried from a moved buffer.
+	 */
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
+			 SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	/*
+	 * No server-side cache: each process has its own, so nothing could
+	 * resume from it. Resumption is by stateless ticket (RFC 5077, and
+	 * TLS 1.3's), sealed with this session's keys: a ticket of another
+	 * session, or of another server, never resumes.
+	 */
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_num_tickets(ctx, 1);
+	SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+	SSL_CTX_set_tlsext_servername_callback(ctx, sni_check);
+	return ctx;
+}
+
+/*
+ * Reads a PEM private key through a buffer of ours, so that the file's
+ * bytes are wiped from memory every session process is forked from.
+ */
+static EVP_PKEY *
+read_key(const char *path, char *err, size_t errlen)
+{
+	static char buf[KEY_FILE_MAX];
+	EVP_PKEY *key = NULL;
+	struct stat st;
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	BIO *bio;
+
+	if (fd < 0) {
+		tls_error(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < KEY_FILE_MAX)
+		n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0) {
+		tls_error(err, errlen, "cannot read a key from %s", path);
+		return NULL;
+	}
+	bio = BIO_new_mem_buf(buf, (int)n);
+	if (bio != NULL)
+		key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+	BIO_free(bio);
+	OPENSSL_cleanse(buf, sizeof(buf));
+	if (key == NULL)
+		tls_error(err, errlen, "no private key in %s", path);
+	return key;
+}
+
+/* The certificate is in force now: a clear error, not failed handshakes. */
+static int
+check_validity(SSL_CTX *ctx, const char *path, char *err, size_t errlen)
+{
+	X509 *cert = SSL_CTX_get0_certificate(ctx);
+
+	if (cert == NULL)
+		return tls_error(err, errlen, "no certificate in %s", path);
+	if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0)
+		return tls_error(err, errlen, "the certificate in %s has expired", path);
+	if (X509_cmp_current_time(X509_get0_notBefore(cert)) >= 0)
+		return tls_error(err, errlen, "the certificate in %s is not valid yet", path);
+	return 0;
+}
+
+static int
+setup_client_certs(SSL_CTX *ctx, const struct tw_config *cfg, char *err, size_t errlen)
+{
+	int mode = SSL_VERIFY_PEER;
+
+	if (cfg->ca_certs_file[0] != '\0') {
+		STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(cfg->ca_certs_file);
+
+		if (names == NULL || !SSL_CTX_load_verify_locations(ctx, cfg->ca_certs_file, NULL))
+			return tls_error(err, errlen, "ca_certs_file %s", cfg->ca_certs_file);
+		SSL_CTX_set_client_CA_list(ctx, names);
+	}
+	if (!cfg->ssl_request_cert && !cfg->require_cert)
+		return 0;
+	if (cfg->require_cert)
+		mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+	SSL_CTX_set_verify(ctx, mode, cfg->validate_cert ? NULL : verify_any);
+	return 0;
+}
+
+int
+tls_init(const struct tw_config *cfg, char *err, size_t errlen)
+{
+	const char *key_path = cfg->rsa_private_key_file[0] ? cfg->rsa_private_key_file
+		: cfg->rsa_cert_file;
+	EVP_PKEY *key;
+	SSL_CTX *ctx;
+
+	tls_cfg = cfg;
+	if (!cfg->ssl_enable)
+		return 0;
+	/* Everything OpenSSL would load lazily, loaded here, outside the jails. */
+	if (!OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL))
+		return tls_error(err, errlen, "cannot initialise OpenSSL");
+	ctx = ctx_new(cfg, err, errlen);
+	if (ctx == NULL)
+		return -1;
+	if (!SSL_CTX_use_certificate_chain_file(ctx, cfg->rsa_cert_file)) {
+		tls_error(err, errlen, "rsa_cert_file %s", cfg->rsa_cert_file);
+		goto fail;
+	}
+	if (check_validity(ctx, cfg->rsa_cert_file, err, errlen) != 0)
+		goto fail;
+	key = read_key(key_path, err, errlen);
+	if (key == NULL)
+		goto fail;
+	if (!SSL_CTX_use_PrivateKey(ctx, key)) {
+		EVP_PKEY_free(key);
+		tls_error(err, errlen, "the key in %s", key_path);
+		goto fail;
+	}
+	EVP_PKEY_free(key);
+	if (!SSL_CTX_check_private_key(ctx)) {
+		tls_error(err, errlen, "the key in %s does not match the certificate in %s",
+			  key_path, cfg->rsa_cert_file);
+		goto fail;
+	}
+	if (setup_client_certs(ctx, cfg, err, errlen) != 0)
+		goto fail;
+	SSL_CTX_free(ctrl_ctx);
+	ctrl_ctx = ctx;
+	return 0;
+fail:
+	SSL_CTX_free(ctx);
+	return -1;
+}
+
+int
+tls_enabled(void)
+{
+	return ctrl_ctx != NULL;
+}
+
+void
+tls_session_keys_new(void)
+{
+	if (ctrl_ctx == NULL)
+		return;
+	if (getrandom(ticket_keys, sizeof(ticket_keys), 0) != (ssize_t)sizeof(ticket_keys))
+		die("getrandom: %s", strerror(errno));
+}
+
+static void
+set_ticket_keys(SSL_CTX *ctx)
+{
+	if (SSL_CTX_set_tlsext_ticket_keys(ctx, ticket_keys, sizeof(ticket_keys)) != 1)
+		die("cannot set the session's TLS ticket keys");
+}
+
+SSL *
+tls_ctrl_new(int fd)
+{
+	SSL *ssl;
+
+	if (ctrl_ctx == NULL)
+		bug("%s: TLS is not enabled", __func__);
+	set_ticket_keys(ctrl_ctx);
+	ssl = SSL_new(ctrl_ctx);
+	if (ssl == NULL || !SSL_set_fd(ssl, fd))
+		die("cannot make a TLS session");
+	return ssl;
+}
+
+void
+tls_forget_key(const struct tw_config *cfg)
+{
+	(void)cfg;
+	/* OpenSSL wipes the key's numbers when it frees them (BN_clear_free). */
+	SSL_CTX_free(ctrl_ctx);
+	ctrl_ctx = NULL;
+}
+
+void
+tls_data_ctx_init(const struct tw_config *cfg)
+{
+	char err[256];
+
+	if (ctrl_ctx == NULL)
+		return;
+	if (!cfg->require_ssl_reuse) {
+		/* Full handshakes need the key: vsftpd's model, by choice. */
+		SSL_CTX_up_ref(ctrl_ctx);
+		data_ctx = ctrl_ctx;
+	} else {
+		/*
+		 * No certificate: a client that does not resume has nothing
+		 * to agree on and the handshake fails, which is the refusal
+		 * require_ssl_reuse asks for.
+		 */
+		data_ctx = ctx_new(cfg, err, sizeof(err));
+		if (data_ctx == NULL)
+			die("TLS data context: %s", err);
+	}
+	set_ticket_keys(data_ctx);
+}
+
+SSL *
+tls_data_new(int fd)
+{
+	SSL *ssl;
+
+	if (data_ctx == NULL)
+		bug("%s: no data context", __func__);
+	ssl = SSL_new(data_ctx);
+	if (ssl != NULL && !SSL_set_fd(ssl, fd)) {
+		SSL_free(ssl);
+		ssl = NULL;
+	}
+	return ssl;
+}
+
+int
+tls_wait(SSL *ssl, int rc, long long deadline_ms)
+{
+	struct pollfd p = { SSL_get_fd(ssl), 0, 0 };
+	int ms = -1;
+
+	switch (SSL_get_error(ssl, rc)) {
+	case SSL_ERROR_WANT_READ:
+		p.events = POLLIN;
+		break;
+	case SSL_ERROR_WANT_WRITE:
+		p.events = POLLOUT;
+		break;
+	default:
+		return -1;
+	}
+	if (deadline_ms) {
+		long long left = deadline_ms - tw_mono_ms();
+
+		if (left <= 0)
+			return -1;
+		ms = left > INT_MAX ? INT_MAX : (int)left;
+	}
+	if (poll(&p, 1, ms) < 0 && errno != EINTR)
+		return -1;
+	return 0;
+}
+
+int
+tls_accept(SSL *ssl, unsigned timeout_s)
+{
+	long long deadline = timeout_s ? tw_mono_ms() + (long long)timeout_s * MS_PER_S : 0;
+	int rc;
+
+	while ((rc = SSL_accept(ssl)) != 1) {
+		if (tls_wait(ssl, rc, deadline) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+tls_write_all(SSL *ssl, const void *buf, size_t len, long long deadline_ms)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		int want = len > INT_MAX ? INT_MAX : (int)len;
+		int n = SSL_write(ssl, p, want);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (tls_wait(ssl, n, deadline_ms) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+tls_close(SSL *ssl)
+{
+	long long deadline = tw_mono_ms() + TLS_CLOSE_WAIT_MS;
+	int rc;
+
+	if (ssl == NULL)
+		return;
+	/* Our close_notify only: whether the peer answers is its business
+	 * (strict_ssl_write_shutdown waits for it elsewhere). */
+	if (SSL_is_init_finished(ssl)) {
+		while ((rc = SSL_shutdown(ssl)) < 0) {
+			if (tls_wait(ssl, rc, deadline) != 0)
+				break;
+		}
+	}
+	SSL_free(ssl);
+}
+
+void
+tls_log_error(const struct tw_config *cfg, const char *what)
+{
+	char ossl[256] = "";
+	unsigned long e = ERR_peek_last_error();
+
+	if (cfg->debug_ssl) {
+		if (e != 0)
+			ERR_error_string_n(e, ossl, sizeof(ossl));
+		tw_log(TW_LOG_INFO, "TLS: %s%s%s", what, ossl[0] ? ": " : "", ossl);
+	}
+	ERR_clear_error();
+}

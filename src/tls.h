@@ -1,0 +1,68 @@
+/*
+ * FTPS (RFC 4217) with OpenSSL: the contexts, who holds the key, and the
+ * blocking-with-deadline I/O the control channel, the relay and the data
+ * channel share.
+ *
+ * Where the certificate's private key lives: the listener reads it at
+ * start (as root, before any session process exists) into the control
+ * context. Every session process is forked from the listener and so
+ * starts with a copy; the pre-login worker, which makes the control
+ * handshake, keeps it (and so the TLS relay it turns into). The monitor
+ * drops its copy at the login, before it takes the user's uid; the spare
+ * drops its copy as soon as it is forked. The user's worker resumes the
+ * control session on data connections with the session's ticket keys
+ * (random per session, made by the monitor before it forks its workers),
+ * so with require_ssl_reuse=YES it never needs the key; with NO it keeps
+ * it to make full handshakes, as vsftpd's worker does.
+ */
+#ifndef TW_TLS_H
+#define TW_TLS_H
+
+#include <stddef.h>
+
+#include <openssl/ssl.h>
+
+struct tw_config;
+
+/*
+ * Listener, at start: initialises OpenSSL and builds the control context
+ * from rsa_cert_file / rsa_private_key_file / ca_certs_file. -t uses it
+ * too. 0, or -1 with a message in err (unreadable, not matching, expired).
+ */
+int tls_init(const struct tw_config *cfg, char *err, size_t errlen);
+/* Whether tls_init built a context (ssl_enable). */
+int tls_enabled(void);
+
+/* Monitor, before it forks its workers: this session's ticket keys. */
+void tls_session_keys_new(void);
+/* Pre-login worker: a server SSL on fd (the control connection). */
+SSL *tls_ctrl_new(int fd);
+/*
+ * Drops the control context, and with it this process's copy of the
+ * private key (the monitor at the login, the spare when forked).
+ */
+void tls_forget_key(const struct tw_config *cfg);
+/*
+ * The user's worker, before its sandbox: the data context. With
+ * require_ssl_reuse it has no certificate and resumes sessions only.
+ */
+void tls_data_ctx_init(const struct tw_config *cfg);
+/* A server SSL for a data connection on fd (NULL: out of memory). */
+SSL *tls_data_new(int fd);
+
+/*
+ * Waits until ssl's last call (which returned rc) can go on: 0 to call
+ * again, -1 when it failed for good or deadline_ms (CLOCK_MONOTONIC, 0:
+ * none) passed.
+ */
+int tls_wait(SSL *ssl, int rc, long long deadline_ms);
+/* Handshake as a server within timeout_s seconds (0: none). 0 or -1. */
+int tls_accept(SSL *ssl, unsigned timeout_s);
+/* Writes all of buf within the deadline. 0 or -1. */
+int tls_write_all(SSL *ssl, const void *buf, size_t len, long long deadline_ms);
+/* Sends our close_notify (best effort, bounded) and frees ssl. */
+void tls_close(SSL *ssl);
+/* Logs why the last TLS call failed (debug_ssl), with what. */
+void tls_log_error(const struct tw_config *cfg, const char *what);
+
+#endif
