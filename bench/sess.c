@@ -444,6 +444,7 @@ static void
 ctrl_tls_step(struct fb_loop *L, struct sess *s)
 {
 	struct fb_tls_stats *st = &L->tls_stats;
+	uint32_t gen = s->cgen;
 	int r = fbtls_handshake(s->cssl);
 
 	if (r < 0) {
@@ -466,7 +467,7 @@ ctrl_tls_step(struct fb_loop *L, struct sess *s)
 	 * greeting) may already sit in the socket or in OpenSSL's buffer;
 	 * no new edge would announce it.
 	 */
-	if (s->cfd >= 0 && s->state != SS_FREE)
+	if (s->cfd >= 0 && s->cgen == gen)
 		ctrl_read(L, s);
 }
 

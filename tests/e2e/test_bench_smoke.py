@@ -147,3 +147,21 @@ def test_suite_and_robots_over_ftps(make_server):
     assert re.search(r"^users alive: 6$", out, re.M), out
     conns, resumed, unclean = _tls_counts(out)
     assert conns >= 6 and resumed == conns and unclean == 0, out
+
+
+def test_suite_over_implicit_ftps(make_server):
+    """-I: TLS from the first byte (implicit_ssl=YES), then PBSZ, PROT, USER."""
+    def implicit(srv):
+        _tls_world(srv)
+        srv.opts["implicit_ssl"] = True
+    srv = make_server(dict(ANY_PASV_PORT, chroot_local_user=True), prepare=implicit)
+    rc, out = _run(["suite", "-I", "-h", twhelpers.HOST, "-P", str(srv.port), "-u",
+                    "alice", "-p", PASSWORDS["alice"], "-n", "2", "-s", "1M", "-b",
+                    "retr,login,quit", "-t", "30"])
+    assert rc == 0, out
+    conns, resumed, unclean = _tls_counts(out)
+    assert conns > 2 and resumed == conns and unclean == 0, out
+    # The same server refuses a client that speaks clear FTP first.
+    rc, out = _run(["suite", "-h", twhelpers.HOST, "-P", str(srv.port), "-u", "alice",
+                    "-p", PASSWORDS["alice"], "-n", "1", "-b", "login", "-t", "10"])
+    assert rc != 0 and "FAIL" in out, out
