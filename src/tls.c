@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -216,12 +217,75 @@ setup_client_certs(SSL_CTX *ctx, const struct tw_config *cfg, char *err, size_t 
 	return 0;
 }
 
+static const char *
+key_path_of(const struct tw_config *cfg)
+{
+	return cfg->rsa_private_key_file[0] ? cfg->rsa_private_key_file : cfg->rsa_cert_file;
+}
+
+/* The private key into ctx, which holds its certificate. 0 or -1. */
+static int
+add_key(SSL_CTX *ctx, const struct tw_config *cfg, char *err, size_t errlen)
+{
+	const char *key_path = key_path_of(cfg);
+	EVP_PKEY *key = read_key(key_path, err, errlen);
+	int ok;
+
+	if (key == NULL)
+		return -1;
+	ok = SSL_CTX_use_PrivateKey(ctx, key) && SSL_CTX_check_private_key(ctx);
+	EVP_PKEY_free(key);
+	if (!ok)
+		return tls_error(err, errlen, "the key in %s does not match the certificate in %s",
+				 key_path, cfg->rsa_cert_file);
+	return 0;
+}
+
+/*
+ * The key checked as a start needs it (readable, a key, matching the
+ * certificate), in a child that exits: parsing leaves copies of the key
+ * in freed memory that OpenSSL does not wipe, and everything the
+ * listener's memory holds, every session process inherits.
+ */
+static int
+check_key_apart(const struct tw_config *cfg, char *err, size_t errlen)
+{
+	int pfd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		return tls_error(err, errlen, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return tls_error(err, errlen, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		if (add_key(ctrl_ctx, cfg, err, errlen) != 0) {
+			(void)!write(pfd[1], err, strlen(err));
+			_exit(1);
+		}
+		_exit(0);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], err, errlen - 1);
+	close(pfd[0]);
+	err[n > 0 ? n : 0] = '\0';
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (n <= 0)
+		snprintf(err, errlen, "cannot check the key in %s", key_path_of(cfg));
+	return -1;
+}
+
 int
 tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 {
-	const char *key_path = cfg->rsa_private_key_file[0] ? cfg->rsa_private_key_file
-		: cfg->rsa_cert_file;
-	EVP_PKEY *key;
 	SSL_CTX *ctx;
 
 	tls_cfg = cfg;
@@ -237,30 +301,30 @@ tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 		tls_error(err, errlen, "rsa_cert_file %s", cfg->rsa_cert_file);
 		goto fail;
 	}
-	if (check_validity(ctx, cfg->rsa_cert_file, err, errlen) != 0)
-		goto fail;
-	key = read_key(key_path, err, errlen);
-	if (key == NULL)
-		goto fail;
-	if (!SSL_CTX_use_PrivateKey(ctx, key)) {
-		EVP_PKEY_free(key);
-		tls_error(err, errlen, "the key in %s", key_path);
-		goto fail;
-	}
-	EVP_PKEY_free(key);
-	if (!SSL_CTX_check_private_key(ctx)) {
-		tls_error(err, errlen, "the key in %s does not match the certificate in %s",
-			  key_path, cfg->rsa_cert_file);
-		goto fail;
-	}
-	if (setup_client_certs(ctx, cfg, err, errlen) != 0)
+	if (check_validity(ctx, cfg->rsa_cert_file, err, errlen) != 0 ||
+	    setup_client_certs(ctx, cfg, err, errlen) != 0)
 		goto fail;
 	SSL_CTX_free(ctrl_ctx);
 	ctrl_ctx = ctx;
+	if (check_key_apart(cfg, err, errlen) != 0) {
+		ctrl_ctx = NULL;
+		goto fail;
+	}
 	return 0;
 fail:
 	SSL_CTX_free(ctx);
 	return -1;
+}
+
+void
+tls_load_key(const struct tw_config *cfg)
+{
+	char err[512];
+
+	if (ctrl_ctx == NULL)
+		return;
+	if (add_key(ctrl_ctx, cfg, err, sizeof(err)) != 0)
+		die("TLS: %s", err);
 }
 
 int
@@ -300,15 +364,6 @@ tls_ctrl_new(int fd)
 }
 
 void
-tls_forget_key(const struct tw_config *cfg)
-{
-	(void)cfg;
-	/* OpenSSL wipes the key's numbers when it frees them (BN_clear_free). */
-	SSL_CTX_free(ctrl_ctx);
-	ctrl_ctx = NULL;
-}
-
-void
 tls_data_ctx_init(const struct tw_config *cfg)
 {
 	char err[256];
@@ -317,8 +372,9 @@ tls_data_ctx_init(const struct tw_config *cfg)
 		return;
 	if (!cfg->require_ssl_reuse) {
 		/* Full handshakes need the key: vsftpd's model, by choice. */
-		SSL_CTX_up_ref(ctrl_ctx);
+		tls_load_key(cfg);
 		data_ctx = ctrl_ctx;
+		ctrl_ctx = NULL;
 	} else {
 		/*
 		 * No certificate: a client that does not resume has nothing
@@ -328,6 +384,8 @@ tls_data_ctx_init(const struct tw_config *cfg)
 		data_ctx = ctx_new(cfg, err, sizeof(err));
 		if (data_ctx == NULL)
 			die("TLS data context: %s", err);
+		SSL_CTX_free(ctrl_ctx);
+		ctrl_ctx = NULL;
 	}
 	set_ticket_keys(data_ctx);
 }
