@@ -3,11 +3,14 @@
  * keys, and deadline-bounded I/O on non-blocking sockets. Who holds the
  * private key, and why, is told in tls.h.
  */
+/* The RSA and EC_KEY decoders of decode_key() (see there). */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "src/tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -147,6 +150,98 @@ ctx_new(const struct tw_config *cfg, char *err, size_t errlen)
 	return ctx;
 }
 
+/* An EVP_PKEY that owns rsa or ec (one of them; NULL: a decoding failed). */
+static EVP_PKEY *
+pkey_of(RSA *rsa, EC_KEY *ec)
+{
+	EVP_PKEY *key = rsa != NULL || ec != NULL ? EVP_PKEY_new() : NULL;
+
+	if (key != NULL && (rsa != NULL ? EVP_PKEY_assign_RSA(key, rsa)
+				       : EVP_PKEY_assign_EC_KEY(key, ec)))
+		return key;
+	EVP_PKEY_free(key);
+	RSA_free(rsa);
+	EC_KEY_free(ec);
+	return NULL;
+}
+
+/* The DER of a PKCS#8 PrivateKeyInfo holding an RSA or named-curve EC key. */
+static EVP_PKEY *
+decode_pkcs8(const unsigned char *der, long len)
+{
+	PKCS8_PRIV_KEY_INFO *p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &der, len);
+	const ASN1_OBJECT *obj;
+	const X509_ALGOR *alg;
+	const unsigned char *pk;
+	const void *pval;
+	EVP_PKEY *key = NULL;
+	int pklen, ptype;
+
+	if (p8 == NULL || !PKCS8_pkey_get0(&obj, &pk, &pklen, &alg, p8))
+		goto done;
+	if (OBJ_obj2nid(obj) == NID_rsaEncryption) {
+		key = pkey_of(d2i_RSAPrivateKey(NULL, &pk, pklen), NULL);
+	} else if (OBJ_obj2nid(obj) == NID_X9_62_id_ecPublicKey) {
+		EC_KEY *ec;
+
+		/* The curve is in the algorithm's parameters, not the key. */
+		X509_ALGOR_get0(NULL, &ptype, &pval, alg);
+		ec = ptype == V_ASN1_OBJECT ? EC_KEY_new_by_curve_name(OBJ_obj2nid(pval)) : NULL;
+		if (ec != NULL && d2i_ECPrivateKey(&ec, &pk, pklen) == NULL) {
+			EC_KEY_free(ec);
+			ec = NULL;
+		}
+		key = pkey_of(NULL, ec);
+	}
+done:
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	return key;
+}
+
+/*
+ * The first private key in a PEM file (a certificate may come first).
+ * RSA and EC keys, the kinds a server certificate has, are decoded with
+ * the ASN.1 templates directly: OpenSSL 3's generic decoder machinery
+ * costs every pre-login worker some 280 KB of private memory (it takes
+ * references on hundreds of shared method objects, copying their pages),
+ * an idle TLS session's largest part. Other kinds go the generic way.
+ */
+static EVP_PKEY *
+decode_key(BIO *bio)
+{
+	char *name = NULL, *header = NULL;
+	unsigned char *data = NULL;
+	long len = 0;
+	EVP_PKEY *key = NULL;
+	int tried = 0;
+
+	while (key == NULL && !tried && PEM_read_bio(bio, &name, &header, &data, &len)) {
+		const unsigned char *p = data;
+
+		if (strcmp(name, PEM_STRING_PKCS8INF) == 0) {
+			key = decode_pkcs8(p, len);
+			tried = 1;
+		} else if (strcmp(name, PEM_STRING_ECPRIVATEKEY) == 0) {
+			key = pkey_of(NULL, d2i_ECPrivateKey(NULL, &p, len));
+			tried = 1;
+		} else if (strcmp(name, PEM_STRING_RSA) == 0) {
+			key = pkey_of(d2i_RSAPrivateKey(NULL, &p, len), NULL);
+			tried = 1;
+		}
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+		OPENSSL_clear_free(data, (size_t)len);
+		name = header = NULL;
+		data = NULL;
+	}
+	if (key == NULL) {
+		ERR_clear_error();
+		(void)BIO_reset(bio);
+		key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+	}
+	return key;
+}
+
 /*
  * Reads a PEM private key through a buffer of ours, so that the file's
  * bytes are wiped from memory every session process is forked from.
@@ -174,9 +269,9 @@ read_key(const char *path, char *err, size_t errlen)
 	}
 	bio = BIO_new_mem_buf(buf, (int)n);
 	if (bio != NULL)
-		key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+		key = decode_key(bio);
 	BIO_free(bio);
-	OPENSSL_cleanse(buf, sizeof(buf));
+	OPENSSL_cleanse(buf, (size_t)n);
 	if (key == NULL)
 		tls_error(err, errlen, "no private key in %s", path);
 	return key;
@@ -283,6 +378,89 @@ check_key_apart(const struct tw_config *cfg, char *err, size_t errlen)
 	return -1;
 }
 
+/* A throwaway self-signed certificate for key k (warm_up). */
+static X509 *
+throwaway_cert(EVP_PKEY *k)
+{
+	X509 *x = X509_new();
+
+	if (x == NULL || !X509_set_version(x, 2) ||
+	    !ASN1_INTEGER_set(X509_get_serialNumber(x), 1) ||
+	    !X509_gmtime_adj(X509_getm_notBefore(x), 0) ||
+	    !X509_gmtime_adj(X509_getm_notAfter(x), 60) ||
+	    !X509_set_pubkey(x, k) || !X509_sign(x, k, EVP_sha256())) {
+		X509_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+/* Drives a client and a server SSL over memory BIOs to the end of the handshake. */
+static int
+handshake_in_memory(SSL *c, SSL *srv)
+{
+	int i, cd = 0, sd = 0;
+	char byte = 0;
+
+	for (i = 0; i < 64 && !(cd && sd); i++) {
+		if (!cd)
+			cd = SSL_do_handshake(c) == 1;
+		if (!sd)
+			sd = SSL_do_handshake(srv) == 1;
+	}
+	/* One record each way: the record layer's ciphers too. */
+	return cd && sd && SSL_write(c, "x", 1) == 1 && SSL_read(srv, &byte, 1) == 1 &&
+	       SSL_write(srv, "x", 1) == 1 && SSL_read(c, &byte, 1) == 1;
+}
+
+/*
+ * OpenSSL 3 fetches algorithms, decoders and curve data on first use
+ * and keeps them, taking references on shared objects as it goes: done
+ * first in a session process, that costs each one hundreds of KB of
+ * private memory (an idle TLS session's largest part). So the listener
+ * does it once, with a throwaway key: decodes one, and makes a TLS 1.2
+ * and a TLS 1.3 handshake with it in memory. The real key is never here.
+ */
+static void
+warm_up(const struct tw_config *cfg)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256"), *back = NULL;
+	BIO *bio = BIO_new(BIO_s_mem());
+	X509 *x = k != NULL ? throwaway_cert(k) : NULL;
+	char err[256];
+	int v;
+
+	if (k != NULL && bio != NULL && PEM_write_bio_PrivateKey(bio, k, NULL, NULL, 0, NULL, NULL))
+		back = decode_key(bio);
+	for (v = 0; x != NULL && v < 2; v++) {
+		SSL_CTX *sctx = ctx_new(cfg, err, sizeof(err));
+		SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
+		SSL *c = NULL, *srv = NULL;
+		BIO *a = NULL, *b = NULL;
+
+		if (sctx != NULL && cctx != NULL && SSL_CTX_use_certificate(sctx, x) &&
+		    SSL_CTX_use_PrivateKey(sctx, k) &&
+		    SSL_CTX_set_max_proto_version(cctx, v == 0 ? TLS1_2_VERSION : TLS1_3_VERSION) &&
+		    (c = SSL_new(cctx)) != NULL && (srv = SSL_new(sctx)) != NULL &&
+		    BIO_new_bio_pair(&a, 0, &b, 0)) {
+			SSL_set_bio(c, a, a);
+			SSL_set_bio(srv, b, b);
+			SSL_set_connect_state(c);
+			SSL_set_accept_state(srv);
+			(void)handshake_in_memory(c, srv);
+		}
+		SSL_free(c);
+		SSL_free(srv);
+		SSL_CTX_free(cctx);
+		SSL_CTX_free(sctx);
+	}
+	X509_free(x);
+	EVP_PKEY_free(back);
+	EVP_PKEY_free(k);
+	BIO_free(bio);
+	ERR_clear_error();
+}
+
 int
 tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 {
@@ -294,6 +472,7 @@ tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 	/* Everything OpenSSL would load lazily, loaded here, outside the jails. */
 	if (!OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL))
 		return tls_error(err, errlen, "cannot initialise OpenSSL");
+	warm_up(cfg);
 	ctx = ctx_new(cfg, err, errlen);
 	if (ctx == NULL)
 		return -1;
@@ -310,6 +489,21 @@ tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 		ctrl_ctx = NULL;
 		goto fail;
 	}
+	/*
+	 * The data context too, once, here: a context costs OpenSSL 3 some
+	 * 300 KB of allocations, which every session would otherwise make
+	 * privately; built before the fork it is shared, and a session only
+	 * sets its ticket keys in it.
+	 */
+	SSL_CTX_free(data_ctx);
+	data_ctx = NULL;
+	if (cfg->require_ssl_reuse) {
+		data_ctx = ctx_new(cfg, err, errlen);
+		if (data_ctx == NULL) {
+			ctrl_ctx = NULL;
+			goto fail;
+		}
+	}
 	return 0;
 fail:
 	SSL_CTX_free(ctx);
@@ -325,6 +519,8 @@ tls_load_key(const struct tw_config *cfg)
 		return;
 	if (add_key(ctrl_ctx, cfg, err, sizeof(err)) != 0)
 		die("TLS: %s", err);
+	/* Decoding took far more than the key keeps (memory per session). */
+	(void)malloc_trim(0);
 }
 
 int
@@ -366,27 +562,22 @@ tls_ctrl_new(int fd)
 void
 tls_data_ctx_init(const struct tw_config *cfg)
 {
-	char err[256];
-
 	if (ctrl_ctx == NULL)
 		return;
 	if (!cfg->require_ssl_reuse) {
 		/* Full handshakes need the key: vsftpd's model, by choice. */
 		tls_load_key(cfg);
 		data_ctx = ctrl_ctx;
-		ctrl_ctx = NULL;
-	} else {
-		/*
-		 * No certificate: a client that does not resume has nothing
-		 * to agree on and the handshake fails, which is the refusal
-		 * require_ssl_reuse asks for.
-		 */
-		data_ctx = ctx_new(cfg, err, sizeof(err));
-		if (data_ctx == NULL)
-			die("TLS data context: %s", err);
-		SSL_CTX_free(ctrl_ctx);
-		ctrl_ctx = NULL;
 	}
+	/*
+	 * With require_ssl_reuse, data_ctx (made by tls_init) has no
+	 * certificate: a client that does not resume has nothing to agree
+	 * on and the handshake fails, which is the refusal it asks for.
+	 * The control context (no key in it here) is dropped, not freed:
+	 * freeing would write to, and so copy, every page of it that this
+	 * process shares with the listener.
+	 */
+	ctrl_ctx = NULL;
 	set_ticket_keys(data_ctx);
 }
 
