@@ -4,7 +4,7 @@
 set -eu
 PKGS="meson ninja-build gcc pkg-config libcap-dev libseccomp-dev libpam0g-dev \
 libssl-dev libpam-modules python3 python3-pytest lftp curl \
-libpam-wrapper libnss-wrapper iproute2 procps openssl \
+libpam-wrapper libnss-wrapper iproute2 procps openssl python3-cryptography \
 python3-pyftpdlib python3-openssl"
 missing=""
 for p in $PKGS; do

@@ -855,7 +855,7 @@ static const struct verb {
 	{ "ALLO", NULL,            cmd_allo,    ARG_OPTIONAL, NULL },
 	{ "APPE", NULL,            cmd_appe,    ARG_REQUIRED, NULL },
 	{ "AUTH", login_auth,      NULL,        ARG_OPTIONAL, "AUTH TLS" },
-	{ "CCC",  cmd_ccc,         cmd_ccc,     ARG_OPTIONAL, NULL },
+	{ "CCC",  NULL,            cmd_ccc,     ARG_OPTIONAL, NULL },
 	{ "CDUP", NULL,            cmd_cdup,    ARG_OPTIONAL, NULL },
 	{ "CWD",  NULL,            cmd_cwd,     ARG_REQUIRED, NULL },
 	{ "DELE", NULL,            cmd_dele,    ARG_REQUIRED, NULL },

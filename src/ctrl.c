@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -191,6 +192,9 @@ ctrl_start_tls(struct ctrl *c, const struct tw_config *cfg)
 		c->ssl = NULL;
 		return -1;
 	}
+	/* The handshake's temporaries are freed: give their pages back
+	 * (an idle TLS session's memory). */
+	(void)malloc_trim(0);
 	return 0;
 }
 

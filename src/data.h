@@ -51,6 +51,8 @@ struct xfer {
 	 */
 	struct ssl_st *ssl;
 	int tls_ready;
+	int tls_end;			/* the upload's TLS stream ended ... */
+	int tls_cut;			/* ... without the client's close_notify */
 	int watch_ctrl;			/* still looking for ABOR */
 	long long ctrl_retry_ms;	/* partial line seen: look again after this
 					   (CLOCK_MONOTONIC) */

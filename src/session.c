@@ -123,6 +123,8 @@ start_prelogin_worker(int *ipc_out)
 	if (pid > 0)
 		return pid;
 	fd = *ipc_out;
+	/* As root, before the chroot: the handshake's key (tls.h). */
+	tls_load_key(mon.cfg);
 	creds_become(&t);
 	session_child_tie(parent);
 	ipc_report_violations_to(fd);
@@ -144,9 +146,8 @@ spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 	struct session_go go;
 	int client_fd, none;
 
-	/* Resumption needs the ticket keys only: the key goes at once. */
+	/* Resumption needs the ticket keys only: no key (tls.h). */
 	tls_data_ctx_init(cfg);
-	tls_forget_key(cfg);
 	if (ipc_recv_record(fd, u, sizeof(*u), 1, &client_fd) != 0)
 		_exit(0);	/* the session ended before a login */
 	if (auth_user_check(u) != 0)
@@ -280,8 +281,6 @@ session_hand_over(struct monitor *m)
 	go.login_flags = m->login_flags;
 	go.peer = m->peer;
 	go.local = m->local;
-	/* This process takes the user's uid next: the key goes first. */
-	tls_forget_key(m->cfg);
 	if (!(m->login_flags & IPC_LOGIN_TLS))
 		(void)kill(m->worker, SIGKILL);
 	/* Logged in: back to the listener's priority, the spare before it

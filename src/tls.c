@@ -3,17 +3,21 @@
  * keys, and deadline-bounded I/O on non-blocking sockets. Who holds the
  * private key, and why, is told in tls.h.
  */
+/* The RSA and EC_KEY decoders of decode_key() (see there). */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "src/tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -33,6 +37,11 @@ static const unsigned char sid_ctx[] = "twinftpd";
 #define KEY_FILE_MAX (64 * 1024)
 /* OpenSSL's ticket key block: name (16), HMAC key (32), AES key (32). */
 #define TICKET_KEYS_LEN 80
+/*
+ * TLS 1.3 suites, the server's order: AES-128-GCM first, the fastest
+ * where AES-NI is (bulk transfers are this server's work), all AEAD.
+ */
+#define TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 /* close_notify is a courtesy: never wait long for the socket to take it. */
 #define TLS_CLOSE_WAIT_MS 1000
 #define MS_PER_S 1000
@@ -120,6 +129,7 @@ ctx_new(const struct tw_config *cfg, char *err, size_t errlen)
 	    !SSL_CTX_set_max_proto_version(ctx, cfg->ssl_tlsv1_3 ? TLS1_3_VERSION
 					   : TLS1_2_VERSION) ||
 	    !SSL_CTX_set_cipher_list(ctx, cfg->ssl_ciphers) ||
+	    !SSL_CTX_set_ciphersuites(ctx, TLS13_SUITES) ||
 	    !SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof(sid_ctx) - 1)) {
 		tls_error(err, errlen, "ssl_ciphers \"%s\"", cfg->ssl_ciphers);
 		SSL_CTX_free(ctx);
@@ -144,6 +154,98 @@ ctx_new(const struct tw_config *cfg, char *err, size_t errlen)
 	SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
 	SSL_CTX_set_tlsext_servername_callback(ctx, sni_check);
 	return ctx;
+}
+
+/* An EVP_PKEY that owns rsa or ec (one of them; NULL: a decoding failed). */
+static EVP_PKEY *
+pkey_of(RSA *rsa, EC_KEY *ec)
+{
+	EVP_PKEY *key = rsa != NULL || ec != NULL ? EVP_PKEY_new() : NULL;
+
+	if (key != NULL && (rsa != NULL ? EVP_PKEY_assign_RSA(key, rsa)
+				       : EVP_PKEY_assign_EC_KEY(key, ec)))
+		return key;
+	EVP_PKEY_free(key);
+	RSA_free(rsa);
+	EC_KEY_free(ec);
+	return NULL;
+}
+
+/* The DER of a PKCS#8 PrivateKeyInfo holding an RSA or named-curve EC key. */
+static EVP_PKEY *
+decode_pkcs8(const unsigned char *der, long len)
+{
+	PKCS8_PRIV_KEY_INFO *p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &der, len);
+	const ASN1_OBJECT *obj;
+	const X509_ALGOR *alg;
+	const unsigned char *pk;
+	const void *pval;
+	EVP_PKEY *key = NULL;
+	int pklen, ptype;
+
+	if (p8 == NULL || !PKCS8_pkey_get0(&obj, &pk, &pklen, &alg, p8))
+		goto done;
+	if (OBJ_obj2nid(obj) == NID_rsaEncryption) {
+		key = pkey_of(d2i_RSAPrivateKey(NULL, &pk, pklen), NULL);
+	} else if (OBJ_obj2nid(obj) == NID_X9_62_id_ecPublicKey) {
+		EC_KEY *ec;
+
+		/* The curve is in the algorithm's parameters, not the key. */
+		X509_ALGOR_get0(NULL, &ptype, &pval, alg);
+		ec = ptype == V_ASN1_OBJECT ? EC_KEY_new_by_curve_name(OBJ_obj2nid(pval)) : NULL;
+		if (ec != NULL && d2i_ECPrivateKey(&ec, &pk, pklen) == NULL) {
+			EC_KEY_free(ec);
+			ec = NULL;
+		}
+		key = pkey_of(NULL, ec);
+	}
+done:
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	return key;
+}
+
+/*
+ * The first private key in a PEM file (a certificate may come first).
+ * RSA and EC keys, the kinds a server certificate has, are decoded with
+ * the ASN.1 templates directly: OpenSSL 3's generic decoder machinery
+ * costs every pre-login worker some 280 KB of private memory (it takes
+ * references on hundreds of shared method objects, copying their pages),
+ * an idle TLS session's largest part. Other kinds go the generic way.
+ */
+static EVP_PKEY *
+decode_key(BIO *bio)
+{
+	char *name = NULL, *header = NULL;
+	unsigned char *data = NULL;
+	long len = 0;
+	EVP_PKEY *key = NULL;
+	int tried = 0;
+
+	while (key == NULL && !tried && PEM_read_bio(bio, &name, &header, &data, &len)) {
+		const unsigned char *p = data;
+
+		if (strcmp(name, PEM_STRING_PKCS8INF) == 0) {
+			key = decode_pkcs8(p, len);
+			tried = 1;
+		} else if (strcmp(name, PEM_STRING_ECPRIVATEKEY) == 0) {
+			key = pkey_of(NULL, d2i_ECPrivateKey(NULL, &p, len));
+			tried = 1;
+		} else if (strcmp(name, PEM_STRING_RSA) == 0) {
+			key = pkey_of(d2i_RSAPrivateKey(NULL, &p, len), NULL);
+			tried = 1;
+		}
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+		OPENSSL_clear_free(data, (size_t)len);
+		name = header = NULL;
+		data = NULL;
+	}
+	if (key == NULL) {
+		ERR_clear_error();
+		(void)BIO_reset(bio);
+		key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+	}
+	return key;
 }
 
 /*
@@ -173,9 +275,9 @@ read_key(const char *path, char *err, size_t errlen)
 	}
 	bio = BIO_new_mem_buf(buf, (int)n);
 	if (bio != NULL)
-		key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+		key = decode_key(bio);
 	BIO_free(bio);
-	OPENSSL_cleanse(buf, sizeof(buf));
+	OPENSSL_cleanse(buf, (size_t)n);
 	if (key == NULL)
 		tls_error(err, errlen, "no private key in %s", path);
 	return key;
@@ -216,12 +318,158 @@ setup_client_certs(SSL_CTX *ctx, const struct tw_config *cfg, char *err, size_t 
 	return 0;
 }
 
+static const char *
+key_path_of(const struct tw_config *cfg)
+{
+	return cfg->rsa_private_key_file[0] ? cfg->rsa_private_key_file : cfg->rsa_cert_file;
+}
+
+/* The private key into ctx, which holds its certificate. 0 or -1. */
+static int
+add_key(SSL_CTX *ctx, const struct tw_config *cfg, char *err, size_t errlen)
+{
+	const char *key_path = key_path_of(cfg);
+	EVP_PKEY *key = read_key(key_path, err, errlen);
+	int ok;
+
+	if (key == NULL)
+		return -1;
+	ok = SSL_CTX_use_PrivateKey(ctx, key) && SSL_CTX_check_private_key(ctx);
+	EVP_PKEY_free(key);
+	if (!ok)
+		return tls_error(err, errlen, "the key in %s does not match the certificate in %s",
+				 key_path, cfg->rsa_cert_file);
+	return 0;
+}
+
+/*
+ * The key checked as a start needs it (readable, a key, matching the
+ * certificate), in a child that exits: parsing leaves copies of the key
+ * in freed memory that OpenSSL does not wipe, and everything the
+ * listener's memory holds, every session process inherits.
+ */
+static int
+check_key_apart(const struct tw_config *cfg, char *err, size_t errlen)
+{
+	int pfd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		return tls_error(err, errlen, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return tls_error(err, errlen, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		if (add_key(ctrl_ctx, cfg, err, errlen) != 0) {
+			(void)!write(pfd[1], err, strlen(err));
+			_exit(1);
+		}
+		_exit(0);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], err, errlen - 1);
+	close(pfd[0]);
+	err[n > 0 ? n : 0] = '\0';
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (n <= 0)
+		snprintf(err, errlen, "cannot check the key in %s", key_path_of(cfg));
+	return -1;
+}
+
+/* A throwaway self-signed certificate for key k (warm_up). */
+static X509 *
+throwaway_cert(EVP_PKEY *k)
+{
+	X509 *x = X509_new();
+
+	if (x == NULL || !X509_set_version(x, 2) ||
+	    !ASN1_INTEGER_set(X509_get_serialNumber(x), 1) ||
+	    !X509_gmtime_adj(X509_getm_notBefore(x), 0) ||
+	    !X509_gmtime_adj(X509_getm_notAfter(x), 60) ||
+	    !X509_set_pubkey(x, k) || !X509_sign(x, k, EVP_sha256())) {
+		X509_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+/* Drives a client and a server SSL over memory BIOs to the end of the handshake. */
+static int
+handshake_in_memory(SSL *c, SSL *srv)
+{
+	int i, cd = 0, sd = 0;
+	char byte = 0;
+
+	for (i = 0; i < 64 && !(cd && sd); i++) {
+		if (!cd)
+			cd = SSL_do_handshake(c) == 1;
+		if (!sd)
+			sd = SSL_do_handshake(srv) == 1;
+	}
+	/* One record each way: the record layer's ciphers too. */
+	return cd && sd && SSL_write(c, "x", 1) == 1 && SSL_read(srv, &byte, 1) == 1 &&
+	       SSL_write(srv, "x", 1) == 1 && SSL_read(c, &byte, 1) == 1;
+}
+
+/*
+ * OpenSSL 3 fetches algorithms, decoders and curve data on first use
+ * and keeps them, taking references on shared objects as it goes: done
+ * first in a session process, that costs each one hundreds of KB of
+ * private memory (an idle TLS session's largest part). So the listener
+ * does it once, with a throwaway key: decodes one, and makes a TLS 1.2
+ * and a TLS 1.3 handshake with it in memory. The real key is never here.
+ */
+static void
+warm_up(const struct tw_config *cfg)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256"), *back = NULL;
+	BIO *bio = BIO_new(BIO_s_mem());
+	X509 *x = k != NULL ? throwaway_cert(k) : NULL;
+	char err[256];
+	int v;
+
+	if (k != NULL && bio != NULL && PEM_write_bio_PrivateKey(bio, k, NULL, NULL, 0, NULL, NULL))
+		back = decode_key(bio);
+	for (v = 0; x != NULL && v < 2; v++) {
+		SSL_CTX *sctx = ctx_new(cfg, err, sizeof(err));
+		SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
+		SSL *c = NULL, *srv = NULL;
+		BIO *a = NULL, *b = NULL;
+
+		if (sctx != NULL && cctx != NULL && SSL_CTX_use_certificate(sctx, x) &&
+		    SSL_CTX_use_PrivateKey(sctx, k) &&
+		    SSL_CTX_set_max_proto_version(cctx, v == 0 ? TLS1_2_VERSION : TLS1_3_VERSION) &&
+		    (c = SSL_new(cctx)) != NULL && (srv = SSL_new(sctx)) != NULL &&
+		    BIO_new_bio_pair(&a, 0, &b, 0)) {
+			SSL_set_bio(c, a, a);
+			SSL_set_bio(srv, b, b);
+			SSL_set_connect_state(c);
+			SSL_set_accept_state(srv);
+			(void)handshake_in_memory(c, srv);
+		}
+		SSL_free(c);
+		SSL_free(srv);
+		SSL_CTX_free(cctx);
+		SSL_CTX_free(sctx);
+	}
+	X509_free(x);
+	EVP_PKEY_free(back);
+	EVP_PKEY_free(k);
+	BIO_free(bio);
+	ERR_clear_error();
+}
+
 int
 tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 {
-	const char *key_path = cfg->rsa_private_key_file[0] ? cfg->rsa_private_key_file
-		: cfg->rsa_cert_file;
-	EVP_PKEY *key;
 	SSL_CTX *ctx;
 
 	tls_cfg = cfg;
@@ -230,6 +478,7 @@ tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 	/* Everything OpenSSL would load lazily, loaded here, outside the jails. */
 	if (!OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL))
 		return tls_error(err, errlen, "cannot initialise OpenSSL");
+	warm_up(cfg);
 	ctx = ctx_new(cfg, err, errlen);
 	if (ctx == NULL)
 		return -1;
@@ -237,30 +486,47 @@ tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 		tls_error(err, errlen, "rsa_cert_file %s", cfg->rsa_cert_file);
 		goto fail;
 	}
-	if (check_validity(ctx, cfg->rsa_cert_file, err, errlen) != 0)
-		goto fail;
-	key = read_key(key_path, err, errlen);
-	if (key == NULL)
-		goto fail;
-	if (!SSL_CTX_use_PrivateKey(ctx, key)) {
-		EVP_PKEY_free(key);
-		tls_error(err, errlen, "the key in %s", key_path);
-		goto fail;
-	}
-	EVP_PKEY_free(key);
-	if (!SSL_CTX_check_private_key(ctx)) {
-		tls_error(err, errlen, "the key in %s does not match the certificate in %s",
-			  key_path, cfg->rsa_cert_file);
-		goto fail;
-	}
-	if (setup_client_certs(ctx, cfg, err, errlen) != 0)
+	if (check_validity(ctx, cfg->rsa_cert_file, err, errlen) != 0 ||
+	    setup_client_certs(ctx, cfg, err, errlen) != 0)
 		goto fail;
 	SSL_CTX_free(ctrl_ctx);
 	ctrl_ctx = ctx;
+	if (check_key_apart(cfg, err, errlen) != 0) {
+		ctrl_ctx = NULL;
+		goto fail;
+	}
+	/*
+	 * The data context too, once, here: a context costs OpenSSL 3 some
+	 * 300 KB of allocations, which every session would otherwise make
+	 * privately; built before the fork it is shared, and a session only
+	 * sets its ticket keys in it.
+	 */
+	SSL_CTX_free(data_ctx);
+	data_ctx = NULL;
+	if (cfg->require_ssl_reuse) {
+		data_ctx = ctx_new(cfg, err, errlen);
+		if (data_ctx == NULL) {
+			ctrl_ctx = NULL;
+			goto fail;
+		}
+	}
 	return 0;
 fail:
 	SSL_CTX_free(ctx);
 	return -1;
+}
+
+void
+tls_load_key(const struct tw_config *cfg)
+{
+	char err[512];
+
+	if (ctrl_ctx == NULL)
+		return;
+	if (add_key(ctrl_ctx, cfg, err, sizeof(err)) != 0)
+		die("TLS: %s", err);
+	/* Decoding took far more than the key keeps (memory per session). */
+	(void)malloc_trim(0);
 }
 
 int
@@ -300,35 +566,24 @@ tls_ctrl_new(int fd)
 }
 
 void
-tls_forget_key(const struct tw_config *cfg)
-{
-	(void)cfg;
-	/* OpenSSL wipes the key's numbers when it frees them (BN_clear_free). */
-	SSL_CTX_free(ctrl_ctx);
-	ctrl_ctx = NULL;
-}
-
-void
 tls_data_ctx_init(const struct tw_config *cfg)
 {
-	char err[256];
-
 	if (ctrl_ctx == NULL)
 		return;
 	if (!cfg->require_ssl_reuse) {
 		/* Full handshakes need the key: vsftpd's model, by choice. */
-		SSL_CTX_up_ref(ctrl_ctx);
+		tls_load_key(cfg);
 		data_ctx = ctrl_ctx;
-	} else {
-		/*
-		 * No certificate: a client that does not resume has nothing
-		 * to agree on and the handshake fails, which is the refusal
-		 * require_ssl_reuse asks for.
-		 */
-		data_ctx = ctx_new(cfg, err, sizeof(err));
-		if (data_ctx == NULL)
-			die("TLS data context: %s", err);
 	}
+	/*
+	 * With require_ssl_reuse, data_ctx (made by tls_init) has no
+	 * certificate: a client that does not resume has nothing to agree
+	 * on and the handshake fails, which is the refusal it asks for.
+	 * The control context (no key in it here) is dropped, not freed:
+	 * freeing would write to, and so copy, every page of it that this
+	 * process shares with the listener.
+	 */
+	ctrl_ctx = NULL;
 	set_ticket_keys(data_ctx);
 }
 

@@ -3,17 +3,19 @@
  * blocking-with-deadline I/O the control channel, the relay and the data
  * channel share.
  *
- * Where the certificate's private key lives: the listener reads it at
- * start (as root, before any session process exists) into the control
- * context. Every session process is forked from the listener and so
- * starts with a copy; the pre-login worker, which makes the control
- * handshake, keeps it (and so the TLS relay it turns into). The monitor
- * drops its copy at the login, before it takes the user's uid; the spare
- * drops its copy as soon as it is forked. The user's worker resumes the
- * control session on data connections with the session's ticket keys
- * (random per session, made by the monitor before it forks its workers),
- * so with require_ssl_reuse=YES it never needs the key; with NO it keeps
- * it to make full handshakes, as vsftpd's worker does.
+ * Where the certificate's private key lives: only in the processes that
+ * make handshakes with it. The listener checks it at start in a child
+ * that exits (parsing leaves unwiped copies in freed memory, and every
+ * session process inherits the listener's memory), and keeps only the
+ * certificate. Each pre-login worker reads the key itself, as root,
+ * before it gives up root and enters its empty chroot, so no process
+ * that parses network input can open the file; it keeps the key as the
+ * session's TLS relay. The monitor and the user's worker never read it:
+ * the user's worker resumes the control session on data connections
+ * with the session's ticket keys (random per session, made by the
+ * monitor before it forks its workers). Only with require_ssl_reuse=NO
+ * does the user's worker (still root, before the login) read the key,
+ * to make full handshakes, as vsftpd's does.
  */
 #ifndef TW_TLS_H
 #define TW_TLS_H
@@ -37,14 +39,12 @@ int tls_enabled(void);
 void tls_session_keys_new(void);
 /* Pre-login worker: a server SSL on fd (the control connection). */
 SSL *tls_ctrl_new(int fd);
+/* Pre-login worker, as root before its chroot: reads the key. Dies on failure. */
+void tls_load_key(const struct tw_config *cfg);
 /*
- * Drops the control context, and with it this process's copy of the
- * private key (the monitor at the login, the spare when forked).
- */
-void tls_forget_key(const struct tw_config *cfg);
-/*
- * The user's worker, before its sandbox: the data context. With
- * require_ssl_reuse it has no certificate and resumes sessions only.
+ * The spare, when forked: the data context (and the control context
+ * goes). With require_ssl_reuse it has no certificate and resumes
+ * sessions only; without, it reads the key (tls_load_key).
  */
 void tls_data_ctx_init(const struct tw_config *cfg);
 /* A server SSL for a data connection on fd (NULL: out of memory). */

@@ -174,37 +174,45 @@ xfer_tls_write_all(struct xfer *x, const char *buf, size_t len)
 
 /*
  * An upload's end: the client's close_notify. A bare close could be an
- * attacker cutting the upload short (strict_ssl_read_eof).
+ * attacker cutting the upload short (strict_ssl_read_eof). One record is
+ * at most 16 KB: what has arrived is taken in one call, so that the file
+ * gets large writes.
  */
 static enum xfer_status
 xfer_tls_read(struct xfer *x, char *buf, size_t cap, size_t *got)
 {
 	enum xfer_status w = xfer_tls_ready(x);
+	size_t have = 0;
 
-	while (w == XFER_OK) {
-		int n = SSL_read(x->ssl, buf, cap > INT_MAX ? INT_MAX : (int)cap);
+	*got = 0;
+	while (w == XFER_OK && !x->tls_end) {
+		size_t room = cap - have;
+		int n = SSL_read(x->ssl, buf + have, room > INT_MAX ? INT_MAX : (int)room);
 		int err;
 
 		if (n > 0) {
+			have += (size_t)n;
 			x->bytes += (unsigned long long)n;
-			*got = (size_t)n;
-			return XFER_OK;
+			if (have == cap)
+				break;
+			continue;
 		}
 		err = SSL_get_error(x->ssl, n);
 		if (err == SSL_ERROR_ZERO_RETURN) {
-			*got = 0;
-			return XFER_OK;
+			x->tls_end = 1;
+		} else if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
+			x->tls_end = 1;
+			x->tls_cut = 1;
+		} else if (have > 0) {
+			break;
+		} else {
+			w = xfer_tls_wait(x, n);
 		}
-		if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
-			if (x->s->cfg->strict_ssl_read_eof) {
-				worker_log(x->s, "TLS upload ended without close_notify "
-					   "(strict_ssl_read_eof)");
-				return XFER_NET_ERR;
-			}
-			*got = 0;
-			return XFER_OK;
-		}
-		w = xfer_tls_wait(x, n);
+	}
+	*got = have;
+	if (w == XFER_OK && have == 0 && x->tls_cut && x->s->cfg->strict_ssl_read_eof) {
+		worker_log(x->s, "TLS upload ended without close_notify (strict_ssl_read_eof)");
+		return XFER_NET_ERR;
 	}
 	return w;
 }

@@ -145,8 +145,8 @@ CFG_STR(rsa_private_key_file, "",
 	"PEM file with the certificate's private key; empty: the key is in rsa_cert_file. Read by the listener at start, as root, before any session process exists; see require_ssl_reuse for the processes that hold it.")
 CFG_STR(ca_certs_file, "",
 	"PEM file of certificate authorities whose client certificates are accepted with validate_cert or require_cert; also sent as the list of acceptable authorities when ssl_request_cert asks for a client certificate.")
-CFG_STR(ssl_ciphers, "ECDHE+AESGCM:ECDHE+CHACHA20",
-	"OpenSSL cipher list for TLS 1.2 (TLS 1.3 suites are OpenSSL's defaults, all AEAD). vsftpd's default (DES-CBC3-SHA) is broken; this one has forward secrecy and authenticated encryption only.")
+CFG_STR(ssl_ciphers, "ECDHE+AES128+AESGCM:ECDHE+AESGCM:ECDHE+CHACHA20",
+	"OpenSSL cipher list for TLS 1.2, in the server's order of preference (TLS 1.3 suites: AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305, in that order). vsftpd's default (DES-CBC3-SHA) is broken; this one has forward secrecy and authenticated encryption only, the fastest first.")
 CFG_BOOL(ssl_tlsv1_2, 1,
 	"Offer TLS 1.2.")
 CFG_BOOL(ssl_tlsv1_3, 1,
