@@ -265,6 +265,8 @@ main(int argc, char **argv)
 	int check_only = 0, explicit_path;
 	char err[CONFIG_MAX_LINE + 256];
 
+	tls_heap_install();
+
 	config_init_defaults(&cfg);
 	for (i = 1; i < (size_t)argc; i++) {
 		const char *a = argv[i];

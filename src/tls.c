@@ -523,6 +523,7 @@ tls_load_key(const struct tw_config *cfg)
 
 	if (ctrl_ctx == NULL)
 		return;
+	tls_heap_own();
 	if (add_key(ctrl_ctx, cfg, err, sizeof(err)) != 0)
 		die("TLS: %s", err);
 	/* Decoding took far more than the key keeps (memory per session). */
@@ -570,6 +571,7 @@ tls_data_ctx_init(const struct tw_config *cfg)
 {
 	if (ctrl_ctx == NULL)
 		return;
+	tls_heap_own();
 	if (!cfg->require_ssl_reuse) {
 		/* Full handshakes need the key: vsftpd's model, by choice. */
 		tls_load_key(cfg);

@@ -32,6 +32,14 @@ struct tw_config;
  * too. 0, or -1 with a message in err (unreadable, not matching, expired).
  */
 int tls_init(const struct tw_config *cfg, char *err, size_t errlen);
+/*
+ * tls_heap.c: OpenSSL's allocator. Install first thing in main() (before
+ * any OpenSSL call); a session process that will use TLS owns its heap
+ * from then on (tls_heap_own).
+ */
+void tls_heap_install(void);
+void tls_heap_own(void);
+
 /* Whether tls_init built a context (ssl_enable). */
 int tls_enabled(void);
 
