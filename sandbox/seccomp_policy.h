@@ -45,7 +45,7 @@ enum sc_kind {
 	SC_FUTEX,	/* wait and wake operations only */
 	SC_FCNTL,	/* flags, close-on-exec, dup, record locks */
 	SC_SOCKOPT,	/* the few socket options an FTP session sets */
-	SC_IOCTL,	/* FIONREAD, FIONBIO, SIOCATMARK; TCGETS gets ENOTTY */
+	SC_IOCTL,	/* FIONREAD only; TCGETS (isatty) gets ENOTTY */
 	SC_RLIMIT_GET,	/* prlimit64 reading our own limits only */
 	SC_MADV_DONTNEED,	/* madvise(..., MADV_DONTNEED): giving back
 				 * pages of our own, nothing else */
