@@ -587,6 +587,14 @@ tls_data_ctx_init(const struct tw_config *cfg)
 	 */
 	ctrl_ctx = NULL;
 	set_ticket_keys(data_ctx);
+	/*
+	 * No TLS 1.3 ticket after a data handshake: the control session's
+	 * ticket is what the next data connection resumes, and an upload's
+	 * client never reads one, so it would close with unread data, and
+	 * its kernel's reset could overtake (and discard) its close_notify:
+	 * a complete upload refused as cut short (strict_ssl_read_eof).
+	 */
+	SSL_CTX_set_num_tickets(data_ctx, 0);
 }
 
 SSL *
