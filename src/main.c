@@ -150,6 +150,7 @@ run_listener(struct tw_config *cfg)
 {
 	struct listen_socks ls;
 
+	sdnotify_init();
 	listener_bind(cfg, &ls);
 	if (cfg->background)
 		daemonize();
@@ -169,6 +170,10 @@ run_inetd(const struct tw_config *cfg)
 	if (fd < 0)
 		die("inetd mode: %s", strerror(errno));
 	stdio_to_null();
+	/* As in every session process: a `pkill -HUP twinftpd` meant for a
+	 * listener (logrotate's) must not end this one. */
+	if (signal(SIGHUP, SIG_IGN) == SIG_ERR)
+		die("signal SIGHUP: %s", strerror(errno));
 	log_set_role("monitor");
 	session_run(cfg, fd);
 }
@@ -237,7 +242,6 @@ main(int argc, char **argv)
 
 	sandbox_log_only = cfg.seccomp_log_only;
 	signal(SIGPIPE, SIG_IGN);
-	sdnotify_init();
 	log_open(&cfg);
 	check_file_limit();
 	setup_namespaces(&cfg);

@@ -75,11 +75,15 @@ def launcher(s):
     return [path, env_path, s.stderr_path]
 
 
-def session(s, host, family):
+def session(s, host, family, superserver):
     """One login, upload and download through the super-server."""
     f = ftplib_connect(host, s.port)
     assert f.getwelcome().startswith("220"), f.getwelcome()
     f.login("alice", PASSWORDS["alice"])
+    # Session processes ignore SIGHUP (logrotate's `pkill -HUP -o twinftpd`
+    # may find the oldest of them when no listener runs).
+    for pid, _ in twhelpers.descendants(superserver):
+        os.kill(pid, signal.SIGHUP)
     name = "via-%d.txt" % family
     f.storbinary("STOR " + name, io.BytesIO(b"through the super-server\n"))
     got = io.BytesIO()
@@ -104,7 +108,7 @@ def run_superserver(s, argv):
                    10, what="the super-server listening on %d" % s.port)
         assert proc.poll() is None, open(out.name, "rb").read().decode()[-3000:]
         for host, fam in FAMILIES:
-            session(s, host, fam)
+            session(s, host, fam, proc.pid)
         # Every session process is gone once its client quit.
         wait_until(lambda: not twhelpers.descendants(proc.pid), 10,
                    what="the sessions of the super-server to end")

@@ -12,12 +12,14 @@ import ftplib
 import io
 import os
 import re
+import shutil
 import signal
+import subprocess
 import threading
 
 import pytest
 
-from twhelpers import (PASSWORDS, Ctrl, children, open_data, recv_all, sha256,
+from twhelpers import (PASSWORDS, REPO, Ctrl, children, open_data, recv_all, sha256,
                        wait_until, write_random)
 
 DONE = re.compile(r"reload (done|refused)")
@@ -232,3 +234,36 @@ def test_log_reopened_after_rename(make_server):
         os.kill(pid, signal.SIGHUP)
     assert c.cmd("NOOP")[0] == 200
     c.close()
+
+
+def test_logrotate_file_rotates_without_copytruncate(make_server):
+    """etc/twinftpd.logrotate run by logrotate on the test's log. Only its
+    postrotate command is replaced: the shipped one signals the oldest
+    twinftpd of the machine (or asks systemd), not this test's."""
+    logrotate = shutil.which("logrotate")
+    assert logrotate, "logrotate missing (etc/install-deps.sh installs it)"
+    s = make_server()
+    f = s.ftp("alice")
+    f.quit()
+    with open(os.path.join(REPO, "etc", "twinftpd.logrotate")) as fh:
+        shipped = fh.read()
+    assert "copytruncate" not in re.sub(r"#.*", "", shipped)
+    conf = shipped.replace("/var/log/twinftpd.log", s.log_path)
+    conf = re.sub(r"(postrotate\n).*?(\n\s*endscript)",
+                  r"\1\t\tkill -HUP %d\2" % s.pid, conf, flags=re.S)
+    path = os.path.join(s.base, "logrotate.conf")
+    with open(path, "w") as fh:
+        fh.write(conf)
+    rotated = s.log_path + ".1"
+    r = subprocess.run([logrotate, "-f", "-s", os.path.join(s.base, "logrotate.state"), path],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    assert r.returncode == 0, r.stdout.decode()
+    # delaycompress: the first rotation leaves the old log plain.
+    assert os.path.exists(rotated)
+    wait_until(lambda: "reload done" in s.log_text(), 15, what="reload in the new log")
+    with open(rotated, encoding="utf-8", errors="replace") as fh:
+        old = fh.read()
+    assert 'user "alice"' in old and "reopening the log" in old
+    f = s.ftp("bob")
+    f.quit()
+    s.wait_log(r'user "bob"')
