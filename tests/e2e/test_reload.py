@@ -50,6 +50,9 @@ def test_banner_and_write_enable_new_sessions_only(make_server):
     wait_until(lambda: len(children(s.pid)) >= 4, 15, what="ready pairs")
     old = s.ftp("alice")
     assert "old banner" in old.getwelcome()
+    old_mon = s.session_of(old.sock.getsockname()[1])
+    old_pairs = set(children(s.pid)) - {old_mon}
+    assert old_pairs
     s.opts["ftpd_banner"] = "new banner"
     s.opts["write_enable"] = False
     s.write_config()
@@ -68,6 +71,34 @@ def test_banner_and_write_enable_new_sessions_only(make_server):
     assert not os.path.exists(s.path("by-new.txt"))
     old.quit()
     new.quit()
+    # The retired pairs are gone, and the pool is full again with new ones.
+    wait_until(lambda: not (set(children(s.pid)) & old_pairs), 15,
+               what="the old ready pairs to end")
+    wait_until(lambda: len(children(s.pid)) == 4, 15, what="a pool of 4 new pairs")
+
+
+def test_write_enable_turned_on_by_reload_under_seccomp(make_server):
+    """The post-login worker's policy depends on write_enable: a reload
+    that turns it on must give new sessions the policy that allows
+    writing (both are compiled at start), not kill them at the first
+    open for writing."""
+    s = make_server({"write_enable": False, "seccomp_sandbox": True})
+    f = s.ftp("alice")
+    with pytest.raises(ftplib.error_perm):
+        f.storbinary("STOR before.txt", io.BytesIO(b"no"))
+    s.opts["write_enable"] = True
+    s.write_config()
+    assert "reload done" in reload_and_wait(s)
+    g = s.ftp("alice")
+    g.storbinary("STOR after.txt", io.BytesIO(b"yes"))
+    g.mkd("newdir")
+    g.quit()
+    assert s.read("after.txt") == b"yes"
+    # The old session still may not write, and did not die trying.
+    with pytest.raises(ftplib.error_perm):
+        f.storbinary("STOR before.txt", io.BytesIO(b"no"))
+    f.quit()
+    assert "killed by seccomp" not in s.log_text()
 
 
 def test_retr_and_stor_across_reload_keep_their_bytes(make_server):

@@ -12,6 +12,7 @@ standalone listener, and the units as `meson install` writes them.
   printed. Skipped only when systemd-analyze is not installed.
 """
 
+import ftplib
 import os
 import shutil
 import signal
@@ -81,7 +82,8 @@ def test_socket_activation_listen_fds(make_server):
     unused = free_ports(1)[0]
     s = make_server({"listen_port": unused}, start=False)
     env = s.env()
-    s.launch_prefix = [tool, "-l", "%s:%d" % (HOST, s.port)]
+    # Two sockets, as twinftpd.socket passes them (IPv4 and IPv6).
+    s.launch_prefix = [tool, "-l", "%s:%d" % (HOST, s.port), "-l", "[::1]:%d" % s.port]
     for k, v in env.items():
         s.launch_prefix += ["-E", "%s=%s" % (k, v)]
     s.start()
@@ -90,7 +92,12 @@ def test_socket_activation_listen_fds(make_server):
     f = s.ftp("alice")
     assert f.pwd() == "/"
     f.quit()
-    s.wait_log(r"listening on 1 socket from the service manager")
+    s.wait_log(r"listening on 2 sockets from the service manager")
+    f6 = ftplib.FTP(timeout=15)
+    f6.connect("::1", s.port)
+    f6.login("alice", PASSWORDS["alice"])
+    assert f6.pwd() == "/"
+    f6.quit()
     assert "Address already in use" not in s.diagnostics()
     assert not any(c == unused for c in _listening_ports())
     # A reload keeps the inherited socket.
