@@ -14,6 +14,7 @@
 #include "src/common/log.h"
 #include "src/common/runtime.h"
 #include "src/common/util.h"
+#include "src/tls.h"
 
 /* The nicest a process can be (setpriority(2) takes -20..19). */
 #define NICEST (PRIO_MAX - 1)
@@ -116,7 +117,7 @@ derive_login_nice(const struct tw_config *cfg, struct tw_runtime *rt)
 }
 
 int
-derived_build(const struct tw_config *cfg, char *err, size_t errlen)
+derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errlen)
 {
 	/* Large (ftp_home), and the listener is single-threaded. */
 	static struct tw_runtime rt;
@@ -126,8 +127,17 @@ derived_build(const struct tw_config *cfg, char *err, size_t errlen)
 	if (resolve_users(cfg, &rt, err, errlen) != 0)
 		return -1;
 	derive_login_nice(cfg, &rt);
+	/*
+	 * The FTPS certificate (and the check of its key), read again so
+	 * that a renewed certificate is served without a restart; tls_init()
+	 * replaces the context only when all of it is good, so it is the
+	 * last step that may fail. At start main.c has loaded it already
+	 * (-t checks it).
+	 */
+	if (reloading && tls_init(cfg, err, errlen) != 0)
+		return -1;
+	tw_rt = rt;
 	/* Only keeps modules mapped: a service that fails here fails at login. */
 	auth_preload(cfg);
-	tw_rt = rt;
 	return 0;
 }

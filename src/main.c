@@ -245,7 +245,7 @@ main(int argc, char **argv)
 	log_open(&cfg);
 	check_file_limit();
 	setup_namespaces(&cfg);
-	if (derived_build(&cfg, err, sizeof(err)) != 0) {
+	if (derived_build(&cfg, 0, err, sizeof(err)) != 0) {
 		tw_log(TW_LOG_ERR, "%s", err);
 		fprintf(stderr, "twinftpd: %s\n", err);
 		return 1;

@@ -101,7 +101,7 @@ void
 listener_reload(struct tw_config *live)
 {
 	/* Large (every string option inline); the listener is one thread. */
-	static struct tw_config next;
+	static struct tw_config next, old;
 	char err[CONFIG_MAX_LINE + 512];
 
 	sdnotify_reloading();
@@ -111,13 +111,16 @@ listener_reload(struct tw_config *live)
 		return;
 	}
 	keep_restart_only(&next, live);
-	if (derived_build(&next, err, sizeof(err)) != 0) {
+	/* Derived from the live copy (tls.c keeps a pointer to it), put back if refused. */
+	old = *live;
+	*live = next;
+	if (derived_build(live, 1, err, sizeof(err)) != 0) {
+		*live = old;
 		tw_log(TW_LOG_ERR, "reload refused, the settings in force stay: %s", err);
 		sdnotify("READY=1\nSTATUS=reload refused: configuration error");
 		return;
 	}
-	config_warnings(&next, warn_log);
-	*live = next;
+	config_warnings(live, warn_log);
 	/* Logged to the old file first: its last line says where the log went. */
 	tw_log(TW_LOG_INFO, "reload: %s read; reopening the log", source->path);
 	if (log_reopen(live, err, sizeof(err)) != 0)

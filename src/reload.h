@@ -30,8 +30,8 @@ void reload_set_source(const struct config_source *src);
 
 /*
  * SIGHUP in the listener: reads the configuration again. A configuration
- * with an error, or whose derived state (users, secure_chroot_dir)
- * cannot be built, is refused whole and *live is left as it was.
+ * with an error, or whose derived state (users, secure_chroot_dir,
+ * the FTPS certificate and key) cannot be built, is refused whole and *live is left as it was.
  * Otherwise *live becomes the new one, except the settings that only a
  * restart can change (named in the log, keeping their old values); the
  * log is reopened and the ready pool replaced. Sessions already running

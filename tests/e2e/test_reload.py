@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import threading
 
@@ -298,3 +299,86 @@ def test_logrotate_file_rotates_without_copytruncate(make_server):
     f = s.ftp("bob")
     f.quit()
     s.wait_log(r'user "bob"')
+
+
+def _make_cert(base, name):
+    """A self-signed certificate and its key (PEM), in one file and apart."""
+    cert, key = os.path.join(base, name + ".crt"), os.path.join(base, name + ".key")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                        "-subj", "/CN=" + name, "-keyout", key, "-out", cert],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    assert r.returncode == 0, r.stdout.decode()
+    with open(cert) as f:
+        return cert, key, ssl.PEM_cert_to_DER_cert(f.read())
+
+
+class _ReuseFTP_TLS(ftplib.FTP_TLS):
+    """Data connections resume the control connection's TLS session, as
+    curl and lftp do (the stock class does not; require_ssl_reuse)."""
+
+    def ntransfercmd(self, cmd, rest=None):
+        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
+        if self._prot_p:
+            conn = self.context.wrap_socket(conn, server_hostname=self.host,
+                                            session=self.sock.session)
+        return conn, size
+
+
+def _tls_client(s):
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    f = _ReuseFTP_TLS(context=ctx, timeout=15)
+    f.connect("127.0.0.1", s.port)
+    f.auth()
+    return f
+
+
+def test_reload_serves_a_renewed_certificate(make_server):
+    """FTPS: a reload loads the certificate again (and checks its key as
+    at start); a configuration naming a certificate that cannot be
+    loaded is refused and the one in force keeps serving. (Each pre-login
+    worker reads the key file itself when forked, src/tls.h: a renewal
+    writes the new pair and reloads at once, or writes it under new names
+    and points the configuration at them, as here.)"""
+    s = make_server(start=False)
+    old_cert, old_key, old_der = _make_cert(s.base, "old")
+    new_cert, new_key, new_der = _make_cert(s.base, "new")
+    _, other_key, _ = _make_cert(s.base, "other")
+    s.opts.update(ssl_enable=True, rsa_cert_file=old_cert, rsa_private_key_file=old_key)
+    s.start()
+    before = _tls_client(s)
+    assert before.sock.getpeercert(binary_form=True) == old_der
+    before.login("alice", PASSWORDS["alice"])
+    before.prot_p()
+    # The new certificate with a key that does not match it: refused whole.
+    s.opts.update(rsa_cert_file=new_cert, rsa_private_key_file=other_key)
+    s.write_config()
+    line = reload_and_wait(s)
+    assert "reload refused" in line and "other.key" in line, line
+    f = _tls_client(s)
+    assert f.sock.getpeercert(binary_form=True) == old_der
+    f.quit()
+    # With its own key: applied.
+    s.opts.update(rsa_private_key_file=new_key)
+    s.write_config()
+    assert "reload done" in reload_and_wait(s)
+    f = _tls_client(s)
+    assert f.sock.getpeercert(binary_form=True) == new_der
+    f.login("bob", PASSWORDS["bob"])
+    f.prot_p()
+    assert f.nlst() == []
+    f.quit()
+    # The session from before the reload keeps its TLS session, data
+    # connections included (they resume it).
+    assert before.nlst() == []
+    before.quit()
+    # FTPS turned off by a reload: AUTH TLS is refused to new sessions.
+    s.opts["ssl_enable"] = False
+    s.write_config()
+    assert "reload done" in reload_and_wait(s)
+    with Ctrl(s.port) as c:
+        assert c.reply()[0] == 220
+        assert c.cmd("AUTH TLS")[0] != 234
+        assert c.cmd("USER alice")[0] == 331
