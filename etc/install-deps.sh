@@ -4,7 +4,8 @@
 set -eu
 PKGS="meson ninja-build gcc pkg-config libcap-dev libseccomp-dev libpam0g-dev \
 libssl-dev libpam-modules python3 python3-pytest lftp curl \
-libpam-wrapper libnss-wrapper iproute2 procps openssl python3-cryptography"
+libpam-wrapper libnss-wrapper iproute2 procps openssl python3-cryptography \
+systemd openbsd-inetd libwrap0 libtirpc3 logrotate"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
@@ -15,4 +16,18 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# xinetd conflicts with openbsd-inetd (both provide inet-superserver), so
+# the xinetd test runs a private copy, unpacked and not installed (its
+# libraries are in PKGS), where tests/e2e/test_inetd.py looks for it.
+# Neither super-server is started here.
+XINETD_ROOT=/opt/twinftpd-test/xinetd
+if [ ! -x "$XINETD_ROOT/usr/sbin/xinetd" ]; then
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"	# apt-get download writes as _apt
+	(cd "$tmp" && apt-get download xinetd >/dev/null)
+	mkdir -p "$XINETD_ROOT"
+	dpkg-deb -x "$tmp"/xinetd_*.deb "$XINETD_ROOT"
+	rm -rf "$tmp"
 fi

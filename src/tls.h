@@ -27,9 +27,11 @@
 struct tw_config;
 
 /*
- * Listener, at start: initialises OpenSSL and builds the control context
- * from rsa_cert_file / rsa_private_key_file / ca_certs_file. -t uses it
- * too. 0, or -1 with a message in err (unreadable, not matching, expired).
+ * Listener, at start and at each reload: initialises OpenSSL and builds
+ * the control context from rsa_cert_file / rsa_private_key_file /
+ * ca_certs_file (none with ssl_enable=NO). -t uses it too. 0, or -1 with
+ * a message in err (unreadable, not matching, expired) and the context
+ * in force unchanged.
  */
 int tls_init(const struct tw_config *cfg, char *err, size_t errlen);
 /*

@@ -52,6 +52,41 @@ log_open(const struct tw_config *cfg)
 	util_set_die_hook(log_die_hook);
 }
 
+int
+log_reopen(const struct tw_config *cfg, char *err, size_t errlen)
+{
+	int fd;
+
+	if (cfg->syslog_enable) {
+		if (!use_syslog)
+			openlog("twinftpd", LOG_PID | LOG_NDELAY, LOG_FTP);
+		use_syslog = 1;
+		if (logfd >= 0)
+			(void)close(logfd);
+		logfd = -1;
+		return 0;
+	}
+	if (use_syslog)
+		closelog();
+	use_syslog = 0;
+	if (cfg->log_file[0] == '\0') {
+		if (logfd >= 0)
+			(void)close(logfd);
+		logfd = -1;
+		return 0;
+	}
+	fd = open(cfg->log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		(void)snprintf(err, errlen, "cannot open log_file %s: %s", cfg->log_file,
+			       strerror(errno));
+		return -1;
+	}
+	if (logfd >= 0)
+		(void)close(logfd);
+	logfd = fd;
+	return 0;
+}
+
 void
 log_to_sink(log_sink_fn fn)
 {

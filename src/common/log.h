@@ -7,12 +7,22 @@
 #ifndef TW_LOG_H
 #define TW_LOG_H
 
+#include <stddef.h>
+
 struct tw_config;
 
 enum tw_log_level { TW_LOG_ERR = 3, TW_LOG_WARN = 4, TW_LOG_INFO = 6, TW_LOG_DEBUG = 7 };
 
 /* In the listener, before any fork: opens log_file or syslog. */
 void log_open(const struct tw_config *cfg);
+/*
+ * In the listener, at a reload: opens log_file (or syslog) anew, so that
+ * a log renamed by logrotate is left to it and a fresh file is started.
+ * 0, or -1 with err set and the old destination kept. Sessions already
+ * running keep the destination they inherited.
+ */
+int log_reopen(const struct tw_config *cfg, char *err, size_t errlen);
+
 /* The longest text of one line, before the stamp and role are added. */
 #define TW_LOG_MAX_TEXT 1024
 
