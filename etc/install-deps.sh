@@ -4,7 +4,8 @@
 set -eu
 PKGS="meson ninja-build gcc pkg-config libcap-dev libseccomp-dev libpam0g-dev \
 libssl-dev libpam-modules python3 python3-pytest lftp curl \
-libpam-wrapper libnss-wrapper iproute2 procps openssl python3-cryptography"
+libpam-wrapper libnss-wrapper iproute2 procps openssl python3-cryptography \
+vsftpd fail2ban"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

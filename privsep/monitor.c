@@ -207,7 +207,7 @@ monitor_reply_u32(struct monitor *mon, enum ipc_type type, uint32_t v, int fd)
 static int
 monitor_logged_in(struct monitor *mon)
 {
-	tw_log(TW_LOG_INFO, "OK LOGIN: client %s, user \"%s\"%s", mon->peer_ip,
+	tw_log(TW_LOG_INFO, "OK LOGIN: Client \"%s\", user \"%s\"%s", mon->peer_ip,
 	       mon->user->name, mon->user->anonymous ? " (anonymous)" : "");
 	mon->state = MONITOR_POSTLOGIN;
 	if (mon->hand_over(mon) != 0)
@@ -286,7 +286,9 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	if (rc == AUTH_DENIED) {
 		/* Only a refused guess counts against the client's address. */
 		mon->login_fails++;
-		tw_log(TW_LOG_INFO, "FAIL LOGIN: client %s, user \"%s\"", mon->peer_ip, user);
+		/* vsftpd's words: fail2ban's vsftpd filter matches them. */
+		tw_log(TW_LOG_INFO, "FAIL LOGIN: Client \"%s\", user \"%s\"", mon->peer_ip,
+		       user);
 	} else {
 		tw_log(TW_LOG_WARN, "login of user \"%s\" from %s could not be checked "
 		       "(the server's trouble: see the lines above); not counted as a failure",

@@ -21,6 +21,7 @@
 #include "src/common/log.h"
 #include "privsep/monitor.h"
 #include "src/session.h"
+#include "src/startcheck.h"
 #include "sandbox/sandbox.h"
 #include "src/common/util.h"
 #include "src/tls.h"
@@ -154,6 +155,9 @@ check_sandbox(const struct tw_config *cfg)
 			die("seccomp filters cannot be installed on this system "
 			    "(set seccomp_sandbox=NO to run without them)");
 	}
+	/* Said once per start: in inetd mode that is once per session. */
+	if (!cfg->listen && !cfg->listen_ipv6)
+		return;
 	tw_log(TW_LOG_INFO, "sandbox: seccomp %s, network namespace %s, PID/IPC "
 	       "namespaces %s, pool of %u ready sessions, login_nice %d",
 	       !cfg->seccomp_sandbox ? "off" : cfg->seccomp_log_only ? "log-only" : "on",
@@ -255,6 +259,21 @@ warn_stderr(const char *msg)
 	fprintf(stderr, "twinftpd: warning: %s\n", msg);
 }
 
+/* The file the cross-option checks name (they belong to no line). */
+static const char *check_origin;
+
+static void
+report_problem(void *ctx, enum cfg_severity sev, const char *msg)
+{
+	(void)ctx;
+	if (sev == CFG_NOTE)
+		fprintf(stderr, "twinftpd: note: %s\n", msg);
+	else if (check_origin != NULL)
+		fprintf(stderr, "twinftpd: %s: %s\n", check_origin, msg);
+	else
+		fprintf(stderr, "twinftpd: %s\n", msg);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -263,7 +282,8 @@ main(int argc, char **argv)
 	const char *path = NULL;
 	size_t noverrides = 0, i;
 	int check_only = 0, explicit_path;
-	char err[CONFIG_MAX_LINE + 256];
+	unsigned errors = 0;
+	char err[CONFIG_MAX_MSG];
 
 	tls_heap_install();
 
@@ -295,29 +315,36 @@ main(int argc, char **argv)
 	explicit_path = path != NULL;
 	if (path == NULL)
 		path = TW_DEFAULT_CONFIG;
-	if (explicit_path || access(path, F_OK) == 0) {
-		if (config_load_file(&cfg, path, err, sizeof(err)) != 0) {
-			fprintf(stderr, "twinftpd: %s\n", err);
-			return 1;
-		}
+	if (explicit_path || access(path, F_OK) == 0)
+		errors += config_load_file_all(&cfg, path, report_problem, NULL);
+	for (i = 0; i < noverrides; i++)
+		errors += config_apply_line_all(&cfg, overrides[i], "-o", (unsigned)(i + 1),
+						report_problem, NULL);
+	/*
+	 * After every line, the options together and (for -t) the world they
+	 * name: one run lists every problem. A line in error left its
+	 * option at the default, which these then check.
+	 */
+	check_origin = path;
+	errors += config_check_all(&cfg, report_problem, NULL);
+	/*
+	 * The certificate and key: -t checks them as a start would, once
+	 * the TLS options themselves are sound.
+	 */
+	if (errors == 0 && tls_init(&cfg, err, sizeof(err)) != 0) {
+		report_problem(NULL, CFG_ERROR, err);
+		errors++;
 	}
-	for (i = 0; i < noverrides; i++) {
-		if (config_apply_line(&cfg, overrides[i], "-o", (unsigned)(i + 1),
-				      err, sizeof(err)) != 0) {
-			fprintf(stderr, "twinftpd: %s\n", err);
-			return 1;
-		}
-	}
-	if (config_check(&cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "twinftpd: %s: %s\n", path, err);
+	check_origin = NULL;
+	if (check_only)
+		errors += startcheck_report(&cfg, report_problem, NULL);
+	if (errors != 0) {
+		if (check_only)
+			fprintf(stderr, "twinftpd: %u problem%s found\n", errors,
+				errors == 1 ? "" : "s");
 		return 1;
 	}
 	config_warnings(&cfg, warn_stderr);
-	/* The certificate and key: -t checks them as a start would. */
-	if (tls_init(&cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "twinftpd: %s: %s\n", path, err);
-		return 1;
-	}
 	if (check_only) {
 		return config_print(&cfg, stdout) == 0 ? 0 : 1;
 	}
@@ -329,6 +356,9 @@ main(int argc, char **argv)
 	resolve_runtime(&cfg);
 	auth_preload(&cfg);
 	log_open(&cfg);
+	/* In inetd mode stderr may be the client's connection. */
+	if (cfg.listen || cfg.listen_ipv6)
+		log_errors_to_stderr();
 	check_file_limit();
 	setup_namespaces(&cfg);
 	setup_login_nice(&cfg);

@@ -75,6 +75,8 @@ session_learn_addresses(struct session *s)
 	len = sizeof(s->local);
 	if (getsockname(s->ctrl.fd, (struct sockaddr *)&s->local, &len) != 0)
 		die("getsockname: %s", strerror(errno));
+	sa_unmap_v4(&s->peer);
+	sa_unmap_v4(&s->local);
 }
 
 void

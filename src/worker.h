@@ -60,6 +60,9 @@ struct worker_login {
 	struct sockaddr_storage peer, local;	/* of the control connection */
 };
 
+/* vsftpd shows a directory's message once per session; we remember this many. */
+#define SESSION_DIRS_SEEN 32
+
 struct session {
 	const struct tw_config *cfg;
 	struct ctrl ctrl;
@@ -83,6 +86,10 @@ struct session {
 	int pasv_fd;			/* listening passive socket, or -1 */
 	int port_set;
 	struct sockaddr_storage port_addr;
+
+	/* Directories whose message_file was shown (dirmessage_enable). */
+	struct dir_seen { dev_t dev; ino_t ino; } dirs_seen[SESSION_DIRS_SEEN];
+	unsigned ndirs_seen;
 };
 
 /* --- worker.c --- */

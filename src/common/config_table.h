@@ -14,7 +14,7 @@
 CFG_BOOL(listen, 1,
 	"Run as a standalone daemon listening on IPv4. With listen=NO and listen_ipv6=NO the server runs in inetd mode: one session on standard input and output, as started by inetd, xinetd or a systemd socket unit with Accept=yes.")
 CFG_BOOL(listen_ipv6, 0,
-	"Also (or instead, with listen=NO) listen on IPv6. Both may be on at once; the IPv6 socket is then IPv6-only.")
+	"Listen on IPv6. With listen=NO this is one dual-stack socket that IPv4 clients reach too (as IPv4-mapped addresses, logged and answered as plain IPv4), as vsftpd does with Debian's vsftpd.conf; listen_address6 set to an IPv6 address other than :: or ::ffff:a.b.c.d limits it to that address, and so to IPv6. With listen=YES as well, the IPv6 socket is IPv6-only and the IPv4 one serves IPv4.")
 CFG_STR(listen_address, "",
 	"IPv4 address to listen on; empty means all addresses.")
 CFG_STR(listen_address6, "",
@@ -55,6 +55,8 @@ CFG_STR(pam_service_name, "twinftpd",
 	"PAM service used to authenticate local users.")
 CFG_STR(local_root, "",
 	"Directory local users start in (and are chrooted to when chrooted) instead of their home directory.")
+CFG_STR(user_sub_token, "",
+	"A string (such as $USER) that is replaced, wherever it occurs in local_root, by the name of the user logging in: local_root=/home/$USER/ftp. A name that is empty, \".\", \"..\" or contains '/' is refused.")
 CFG_BOOL(chroot_local_user, 0,
 	"Chroot local users to their home directory (or local_root). With chroot_list_enable the list names the exceptions.")
 CFG_BOOL(chroot_list_enable, 0,
@@ -73,6 +75,10 @@ CFG_UINT(delay_failed_login, 1, 0, 60,
 	"Seconds to wait before answering a failed login.")
 CFG_UINT(max_login_fails, 3, 1, 100,
 	"Failed logins after which the session is closed.")
+CFG_BOOL(dirmessage_enable, 0,
+	"On entering a directory (CWD, CDUP), show its message_file, if it has one, as the first lines of the 250 reply; once per directory and session, at most 4000 bytes, control characters shown as '?'.")
+CFG_STR(message_file, ".message",
+	"Name of the file dirmessage_enable shows, looked up in the directory entered.")
 CFG_STR(ftpd_banner, "",
 	"Text of the 220 greeting; empty means \"twinftpd ready\".")
 
@@ -202,7 +208,7 @@ CFG_BOOL(xferlog_enable, 1,
 CFG_STR(log_file, "/var/log/twinftpd.log",
 	"File the log lines go to (opened by the listener before any session starts). vsftpd_log_file is accepted as another name for it.")
 CFG_BOOL(syslog_enable, 0,
-	"Send log lines to syslog (facility ftp) instead of log_file.")
+	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. The listener connects to /dev/log once, at start (no syslog daemon listening there is an error), and every session process keeps that socket, since a chrooted process cannot connect again; so lines of sessions already running are lost while the syslog daemon restarts.")
 
 /* --- Sandbox --- */
 CFG_BOOL(seccomp_sandbox, 1,

@@ -4,11 +4,15 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "tw_build.h"
 #include "src/common/config.h"
 #include "src/common/util.h"
 
@@ -17,6 +21,13 @@ static int logfd TW_PER_PROCESS = -1;
 static int use_syslog TW_PER_PROCESS;
 static log_sink_fn sink TW_PER_PROCESS;
 static const char *role_name TW_PER_PROCESS = "twinftpd";
+/* The process whose fatal errors are echoed on stderr (0: none). */
+static pid_t stderr_pid TW_PER_PROCESS;
+
+/* The local syslog socket (syslog(3)'s _PATH_LOG). */
+#define SYSLOG_SOCKET "/dev/log"
+/* syslog's "Mmm dd hh:mm:ss" (RFC 3164 section 4.1.2), local time. */
+#define SYSLOG_STAMP_FORMAT "%b %e %H:%M:%S"
 
 /* UTC, ISO 8601; the placeholder stands in if the clock is out of range. */
 #define LOG_STAMP_FORMAT "%Y-%m-%dT%H:%M:%SZ"
@@ -33,15 +44,58 @@ static void
 log_die_hook(int is_bug, const char *msg)
 {
 	tw_log(TW_LOG_ERR, "%s%s", is_bug ? "BUG: " : "", msg);
-	if (sink == NULL && logfd >= 0 && isatty(2))
+	if (sink == NULL && (logfd >= 0 || use_syslog) &&
+	    (isatty(2) || stderr_pid == getpid()))
 		(void)dprintf(2, "twinftpd: %s%s\n", is_bug ? "BUG: " : "", msg);
+}
+
+void
+log_errors_to_stderr(void)
+{
+	stderr_pid = getpid();
+}
+
+/*
+ * Our own connected socket to syslog, not syslog(3)'s: libc keeps its
+ * socket in a hidden descriptor, which the session processes close with
+ * every descriptor they do not know of (tw_close_fds_except); the number
+ * was then reused for an IPC socket and log lines went into it, and a
+ * chrooted process cannot reconnect to /dev/log. This one is log_fd(),
+ * kept open across those closes like the log file, and connected once,
+ * before any chroot. A test build may name another socket, so that a
+ * test can listen on a private path.
+ */
+static int
+open_syslog_socket(void)
+{
+	struct sockaddr_un sun;
+	const char *path = SYSLOG_SOCKET;
+	int fd;
+
+#if TW_TEST_HOOKS
+	if (getenv("TW_TEST_SYSLOG_SOCKET") != NULL)
+		path = getenv("TW_TEST_SYSLOG_SOCKET");
+#endif
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (tw_strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) != 0)
+		die("syslog socket path too long: %s", path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("syslog_enable: socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0)
+		die("syslog_enable=YES, but no syslog daemon listens on %s: %s",
+		    path, strerror(errno));
+	/* Loaded now: a chrooted process cannot read /etc/localtime. */
+	tzset();
+	return fd;
 }
 
 void
 log_open(const struct tw_config *cfg)
 {
 	if (cfg->syslog_enable) {
-		openlog("twinftpd", LOG_PID | LOG_NDELAY, LOG_FTP);
+		logfd = open_syslog_socket();
 		use_syslog = 1;
 	} else if (cfg->log_file[0] != '\0') {
 		logfd = open(cfg->log_file,
@@ -81,34 +135,48 @@ static void
 log_write_line(int level, const char *text, int pid, const char *role)
 {
 	char line[TW_LOG_MAX_TEXT + 128];
-	char stamp[32];
+	char stamp[32], head[64];
 	struct tm tm;
 	time_t now = time(NULL);
 	int n;
 
-	if (use_syslog) {
-		syslog(level, "[%s %d] %s", role, pid, text);
-		return;
-	}
 	if (logfd < 0) {
 		if (isatty(2))
-			(void)dprintf(2, "[%s %d] %s\n", role, pid, text);
+			(void)dprintf(2, "[pid %d] [%s] %s\n", pid, role, text);
 		return;
 	}
-	/* Wall-clock time on purpose: a reader matches it with other logs. */
-	if (gmtime_r(&now, &tm) == NULL ||
-	    strftime(stamp, sizeof(stamp), LOG_STAMP_FORMAT, &tm) == 0)
-		(void)tw_strlcpy(stamp, LOG_STAMP_UNKNOWN, sizeof(stamp));
-	n = snprintf(line, sizeof(line), "%s [%s %d] %s\n", stamp, role, pid, text);
+	/*
+	 * Wall-clock time on purpose: a reader matches it with other logs.
+	 * syslog's line is one datagram as syslog(3) sends it with LOG_PID:
+	 * its stamp in local time, no newline.
+	 */
+	if (use_syslog) {
+		if (localtime_r(&now, &tm) == NULL ||
+		    strftime(stamp, sizeof(stamp), SYSLOG_STAMP_FORMAT, &tm) == 0)
+			stamp[0] = '\0';
+		(void)snprintf(head, sizeof(head), "<%d>%s twinftpd[%d]:", LOG_FTP | level,
+			       stamp, (int)getpid());
+	} else if (gmtime_r(&now, &tm) == NULL ||
+		   strftime(head, sizeof(head), LOG_STAMP_FORMAT, &tm) == 0) {
+		(void)tw_strlcpy(head, LOG_STAMP_UNKNOWN, sizeof(head));
+	}
+	/*
+	 * vsftpd's "[pid N] [who]" after the stamp: fail2ban's stock vsftpd
+	 * filter, and what else reads vsftpd's log, match these lines.
+	 */
+	n = snprintf(line, sizeof(line), "%s [pid %d] [%s] %s%s", head, pid, role, text,
+		     use_syslog ? "" : "\n");
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line)) {
 		n = (int)sizeof(line) - 1;
-		line[n - 1] = '\n';
+		if (!use_syslog)
+			line[n - 1] = '\n';
 	}
 	/*
-	 * One write per line: O_APPEND keeps lines of many processes whole.
-	 * Best effort (see the top): a short or failed write loses this line.
+	 * One write per line: O_APPEND keeps lines of many processes whole,
+	 * and a datagram is one syslog message. Best effort (see the top):
+	 * a short or failed write, or a syslog that went away, loses it.
 	 */
 	(void)!write(logfd, line, (size_t)n);
 }

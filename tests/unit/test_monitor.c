@@ -1308,7 +1308,7 @@ script_flood(int fd)
 		send_log(fd, text);
 	}
 	/* A worker cannot forge a line of its own. */
-	send_log(fd, "forged\n[monitor 1] line");
+	send_log(fd, "forged\n[pid 1] [monitor] line");
 	send_login(fd);
 	expect_login_result(fd, IPC_LOGIN_FAIL);
 	return EXIT_CLEANLY;
@@ -1347,9 +1347,9 @@ test_log_flood(void)
 	f = fopen(path, "r");
 	CHECK(f != NULL);
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		if (strstr(line, "[worker ") != NULL && strstr(line, "] flood ") != NULL)
+		if (strstr(line, "] [worker] flood ") != NULL)
 			flood_lines++;
-		else if (strstr(line, "] forged?[monitor 1] line\n") != NULL)
+		else if (strstr(line, "] forged?[pid 1] [monitor] line\n") != NULL)
 			forged++;
 		else if (strstr(line, "FAIL LOGIN") == NULL)
 			other++;
@@ -1401,6 +1401,14 @@ script_anonymous_after_last_failure(int fd)
 }
 
 static enum after_script
+script_anonymous_missing_dir(int fd)
+{
+	send_login_as(fd, "anonymous", "guest@");
+	expect_login_result(fd, IPC_LOGIN_FAIL);
+	return EXIT_CLEANLY;
+}
+
+static enum after_script
 script_anonymous(int fd)
 {
 	send_login_as(fd, "anonymous", "guest@");
@@ -1434,6 +1442,15 @@ test_login_limits(void)
 	tw_rt.ftp_uid = 65534;
 	tw_rt.ftp_gid = 65534;
 	snprintf(tw_rt.ftp_home, sizeof(tw_rt.ftp_home), "/nonexistent");
+	/*
+	 * A missing directory is found at the login: the client is refused
+	 * (not told OK and then dropped), and the log names the directory.
+	 */
+	verdict = serve(script_anonymous_missing_dir, &mon, -1);
+	CHECK_INT(verdict, MONITOR_EXIT_OK);
+	expect_log("could not be checked");
+	CHECK_INT(mon.state, MONITOR_PRELOGIN);
+	snprintf(tw_rt.ftp_home, sizeof(tw_rt.ftp_home), "/");
 	verdict = serve(script_anonymous_after_last_failure, &mon, -1);
 	CHECK_INT(verdict, MONITOR_EXIT_CRASH);
 	expect_log("LOGIN beyond its allowed count");
