@@ -110,7 +110,7 @@ refuse(int fd, int tls, const char *text)
 void
 listener_child_setup(int keep_fd)
 {
-	int keep[] = { log_fd(), keep_fd, tw_rt.netns_fd };
+	int keep[] = { log_fd(), log_xferlog_fd(), keep_fd, tw_rt.netns_fd };
 	static const int defaults[] = { SIGCHLD, SIGTERM, SIGHUP, SIGINT };
 	sigset_t none;
 	size_t i;

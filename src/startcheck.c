@@ -170,5 +170,8 @@ startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 		check_kind(&ck, "chroot_list_file", cfg->chroot_list_file, S_IFREG, "file");
 	if (!cfg->syslog_enable && cfg->log_file[0] == '/')
 		check_log_dir(&ck, "log_file", cfg->log_file);
+	if (cfg->xferlog_enable && (cfg->xferlog_std_format || cfg->dual_log_enable) &&
+	    cfg->xferlog_file[0] == '/')
+		check_log_dir(&ck, "xferlog_file", cfg->xferlog_file);
 	return ck.errors;
 }

@@ -10,12 +10,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <limits.h>
+#include <stdint.h>
+
 #include "src/common/config.h"
 #include "privsep/ipc.h"
 #include "src/proto/listing.h"
 #include "src/common/log.h"
+#include "src/common/monotime.h"
 #include "src/common/sockaddr.h"
 #include "src/common/util.h"
+#include "src/data.h"
+#include "src/proto/ftpparse.h"
 #include "src/worker.h"
 
 static void __attribute__((format(printf, 1, 0)))
@@ -48,6 +54,31 @@ worker_xferlog(struct session *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	worker_vlog(fmt, ap);
 	va_end(ap);
+}
+
+void
+worker_xfer_done(struct session *s, const struct xfer *x, int upload, int ok,
+		 const char *path)
+{
+	char cwd[PATH_MAX], full[PATH_MAX];
+	long long ms = tw_mono_ms() - x->start_ms;
+	struct ipc_msg m;
+
+	if (!s->cfg->xferlog_enable)
+		return;
+	/* The log names the file as the session sees it: from its root. */
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL &&
+	    ftp_path_join(cwd, path, full, sizeof(full)) >= 0)
+		path = full;
+	ipc_init(&m, IPC_XFERLOG);
+	ipc_put_u32(&m, (upload ? IPC_XFER_UPLOAD : 0) | (ok ? IPC_XFER_OK : 0) |
+		    (s->ascii ? IPC_XFER_ASCII : 0));
+	ipc_put_u32(&m, (uint32_t)(x->bytes >> 32));
+	ipc_put_u32(&m, (uint32_t)x->bytes);
+	ipc_put_u32(&m, ms < 0 ? 0 : ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
+	ipc_put_str(&m, path, strnlen(path, IPC_MAX_XFERPATH));
+	/* Best effort, as every log line: a monitor gone ends us anyway. */
+	(void)ipc_send(s->ipc_fd, &m);
 }
 
 static void

@@ -182,6 +182,14 @@ int testhook_run(struct session *s, const char *arg);
 void worker_xferlog(struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * A transfer ended (after its reply): the monitor writes its log lines,
+ * adding the user and client (IPC_XFERLOG). path as the client named it.
+ */
+struct xfer;
+void worker_xfer_done(struct session *s, const struct xfer *x, int upload, int ok,
+		      const char *path);
+
 /* Sends one line to the monitor's log. */
 void worker_log(struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

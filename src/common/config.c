@@ -163,8 +163,6 @@ static const struct {
 	{ "guest_enable", 'b', "NO", NULL },
 	{ "virtual_use_local_privs", 'b', "NO", NULL },
 	{ "pasv_addr_resolve", 'b', "NO", NULL },
-	{ "dual_log_enable", 'b', "NO", NULL },
-	{ "xferlog_std_format", 'b', "NO", NULL },
 	{ "log_ftp_protocol", 'b', "NO", NULL },
 	{ "anon_world_readable_only", 'b', "NO", NULL },
 	{ "chmod_enable", 'b', "YES", NULL },
@@ -179,7 +177,6 @@ static const struct {
 	{ "guest_username", 's', "ftp", NULL },
 	{ "banned_email_file", 's', "/etc/vsftpd.banned_emails", NULL },
 	{ "email_password_file", 's', "/etc/vsftpd.email_passwords", NULL },
-	{ "xferlog_file", 's', "/var/log/xferlog", NULL },
 	{ "banner_file", 's', "", NULL },
 	{ "cmds_allowed", 's', "", NULL },
 	{ "cmds_denied", 's', "", NULL },
@@ -856,6 +853,8 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 	    e, report, ctx, &n);
 	tally(check_path("log_file", c->log_file, c->xferlog_enable && !c->syslog_enable,
 	    e, sizeof(e)), e, report, ctx, &n);
+	tally(check_path("xferlog_file", c->xferlog_file, c->xferlog_enable &&
+	    (c->xferlog_std_format || c->dual_log_enable), e, sizeof(e)), e, report, ctx, &n);
 	if (c->anonymous_enable && c->ftp_username[0] == '\0')
 		tally(cfg_error(e, sizeof(e), NULL, 0,
 		    "anonymous_enable needs ftp_username to be set"), e, report, ctx, &n);

@@ -207,6 +207,12 @@ CFG_BOOL(xferlog_enable, 1,
 	"Log one line per transfer (and per MKD, RMD, DELE, RNTO, SITE CHMOD). Logins, failed logins, refused connections and sandbox events are logged whatever this says.")
 CFG_STR(log_file, "/var/log/twinftpd.log",
 	"File the log lines go to (opened by the listener before any session starts). vsftpd_log_file is accepted as another name for it.")
+CFG_BOOL(xferlog_std_format, 0,
+	"Write each upload and download (with xferlog_enable) to xferlog_file in the standard xferlog(5) format of wu-ftpd, which transfer-statistics tools read, instead of as a line of log_file (which keeps every other line). A file name's blanks and control characters are written as '_', so that every line has its 14 fields; an anonymous user is named by the login name given (anonymous or ftp), not by the password.")
+CFG_STR(xferlog_file, "/var/log/xferlog",
+	"File of the xferlog(5) lines (xferlog_std_format or dual_log_enable), opened by the listener at start.")
+CFG_BOOL(dual_log_enable, 0,
+	"With xferlog_enable: each transfer goes both to xferlog_file, in xferlog(5) format, and to log_file as a line of its own.")
 CFG_BOOL(syslog_enable, 0,
 	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. The listener connects to /dev/log once, at start (no syslog daemon listening there is an error), and every session process keeps that socket, since a chrooted process cannot connect again; so lines of sessions already running are lost while the syslog daemon restarts.")
 

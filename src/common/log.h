@@ -35,6 +35,13 @@ void log_errors_to_stderr(void);
  * kept by the session processes and closed in workers.
  */
 int log_fd(void);
+/*
+ * The xferlog_file descriptor (-1 when none): kept and closed like
+ * log_fd(). log_xferlog() writes one xferlog(5) line: the current time,
+ * then fields (everything after it, already formatted).
+ */
+int log_xferlog_fd(void);
+void log_xferlog(const char *fields);
 /* Sets the role name shown in each line ("listener", "monitor", ...). */
 void log_set_role(const char *role);
 

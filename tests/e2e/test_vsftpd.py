@@ -339,3 +339,60 @@ def test_user_sub_token_and_missing_local_root(make_server):
     srv.wait_log(r"login of bob refused: its directory %s/bob: No such file"
                  % re.escape(base))
     assert 'OK LOGIN: Client "127.0.0.1", user "bob"' not in srv.log_text()
+
+
+XFERLOG_RE = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+                        r" [ \d]\d \d\d:\d\d:\d\d \d{4} (\d+) (\S+) (\d+) (\S+) ([ab]) ([CUT_]+)"
+                        r" ([oid]) ([agr]) (\S+) (\S+) ([01]) (\S+) ([ci])$")
+
+
+@pytest.mark.parametrize("dual", [False, True])
+def test_xferlog_std_format(make_server, dual):
+    """xferlog_std_format=YES: every transfer is one xferlog(5) line that
+    parses with the format's expression; dual_log_enable keeps vsftpd's own
+    line in log_file too. Both name the user and client the monitor knows."""
+    srv = make_server(start=False)
+    xferlog = os.path.join(srv.base, "xferlog")
+    srv.opts.update({"xferlog_std_format": True, "xferlog_file": xferlog,
+                     "dual_log_enable": dual})
+    srv.start()
+    srv.mkdir("in dir")
+    srv.put("in dir/a file.bin", b"x" * 5000)
+    f = srv.ftp("alice")
+    f.cwd("in dir")
+    data, _, _ = retr(f, "RETR a file.bin")
+    assert len(data) == 5000
+    twhelpers.stor(f, "STOR up.txt", b"y" * 123)
+    f.sendcmd("TYPE A")
+    twhelpers.stor(f, "STOR asc.txt", b"text\n")
+    f.quit()
+    lines = wait_until(lambda: (lambda t: t if len(t) == 3 else None)(
+        open(xferlog).read().splitlines() if os.path.exists(xferlog) else []),
+        10, what="three xferlog lines")
+    parsed = [XFERLOG_RE.match(l) for l in lines]
+    assert all(parsed), lines
+    (t, host, size, name, typ, act, dirn, mode, user, svc, auth, uid, done) = \
+        parsed[0].groups()[2:]
+    assert (host, size, name, typ, dirn, mode, user, svc, done) == \
+        ("127.0.0.1", "5000", "/in_dir/a_file.bin", "b", "o", "r", "alice", "ftp", "c")
+    assert parsed[1].group(6) == "/in_dir/up.txt" and parsed[1].group(9) == "i"
+    assert parsed[1].group(5) == "123"
+    assert parsed[2].group(7) == "a"
+    text = srv.log_text()
+    vs = re.findall(r'OK (?:DOWNLOAD|UPLOAD): Client "127\.0\.0\.1", user "alice", '
+                    r'"/in dir/[^"]+", \d+ bytes, [\d.]+Kbyte/sec', text)
+    assert len(vs) == (3 if dual else 0), text
+    # The transfer line and the login line come from one process: the
+    # monitor's pid ties them together.
+    if dual:
+        login_pid = re.search(r'\[pid (\d+)\] \[monitor\] OK LOGIN', text).group(1)
+        assert "[pid %s] [monitor] OK DOWNLOAD" % login_pid in text, text
+
+
+def test_default_transfer_line_names_user_and_client(server):
+    server.put("d.txt", b"z" * 100)
+    f = server.ftp("alice")
+    retr(f, "RETR d.txt")
+    f.quit()
+    server.wait_log(r'\[pid \d+\] \[monitor\] OK DOWNLOAD: Client "127\.0\.0\.1", '
+                    r'user "alice", "/d\.txt", 100 bytes, [\d.]+Kbyte/sec')

@@ -285,8 +285,8 @@ test_names(void)
 
 	REJECTED("dsa_cert_file=/etc/x.pem",
 	    "option 'dsa_cert_file' is a vsftpd option that twinftpd does not support");
-	REJECTED("xferlog_std_format=YES",
-	    "option 'xferlog_std_format' is a vsftpd option that twinftpd does not support");
+	REJECTED("guest_enable=YES",
+	    "option 'guest_enable' is a vsftpd option that twinftpd does not support");
 	REJECTED("ptrace_sandbox=YES", "vsftpd option that twinftpd does not support");
 	REJECTED("tcp_wrappers=YES", "only tcp_wrappers=NO, which changes nothing");
 	REJECTED("banner_file=/etc/issue.ftp", "'banner_file=/etc/issue.ftp' would change");
