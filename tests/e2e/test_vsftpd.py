@@ -396,3 +396,56 @@ def test_default_transfer_line_names_user_and_client(server):
     f.quit()
     server.wait_log(r'\[pid \d+\] \[monitor\] OK DOWNLOAD: Client "127\.0\.0\.1", '
                     r'user "alice", "/d\.txt", 100 bytes, [\d.]+Kbyte/sec')
+
+
+def test_inetd_dual_stack_socket_pasv(make_server):
+    """Under xinetd, systemd-socket-activate or twinftpd.socket the
+    connection on stdin comes from a dual-stack socket, the IPv4 client as
+    ::ffff:127.0.0.1: PASV answers 227 with its IPv4 address, the data
+    connection works, and the log names it as IPv4 without the pool line
+    of a standalone start."""
+    srv = make_server({"listen": False, "listen_ipv6": False}, start=False)
+    srv.put("i.txt", b"inetd dual stack\n")
+    lsock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    lsock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    lsock.bind(("::", 0))
+    lsock.listen(1)
+    port = lsock.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port), timeout=twhelpers.TIMEOUT)
+    conn, peer = lsock.accept()
+    lsock.close()
+    assert peer[0].startswith("::ffff:"), peer
+    try:
+        srv.write_config()
+        srv._out = open(srv.stdout_path, "wb")
+        srv._err = open(srv.stderr_path, "wb")
+        srv.proc = subprocess.Popen(
+            [sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, TWINFTPD, srv.conf_path],
+            env=srv.env(), stdin=conn, stdout=srv._out, stderr=srv._err, close_fds=True)
+        conn.close()
+        f = ftplib.FTP(timeout=twhelpers.TIMEOUT)
+        f.sock = client
+        f.af = socket.AF_INET
+        f.file = client.makefile("r", encoding="utf-8")
+        f.welcome = f.getresp()
+        f.login("alice", PASSWORDS["alice"])
+        resp = f.sendcmd("PASV")
+        assert resp.startswith("227"), resp
+        assert ftplib.parse227(resp)[0] == "127.0.0.1", resp
+        data_port = ftplib.parse227(resp)[1]
+        d = socket.create_connection(("127.0.0.1", data_port), twhelpers.TIMEOUT)
+        f.sendcmd("RETR i.txt")
+        got = twhelpers.recv_all(d)
+        d.close()
+        assert got == b"inetd dual stack\n"
+        assert f.voidresp().startswith("226")
+        assert code(f.quit()) == 221
+        assert srv.proc.wait(timeout=10) == 0
+        srv._out.close()
+        srv._err.close()
+        srv.proc = None
+        log = srv.log_text()
+        assert 'OK LOGIN: Client "127.0.0.1", user "alice"' in log, log
+        assert "pool of" not in log, log
+    finally:
+        client.close()
