@@ -417,7 +417,7 @@ dir_message_seen(struct session *s, const struct stat *dir)
 static void
 show_dir_message(struct session *s)
 {
-	char buf[DIR_MESSAGE_MAX + 1], *line, *next;
+	char buf[DIR_MESSAGE_MAX + 1];
 	struct stat dir, st;
 	ssize_t n;
 	int fd;
@@ -433,17 +433,7 @@ show_dir_message(struct session *s)
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
-	for (line = buf; line != NULL && *line != '\0'; line = next) {
-		char *p;
-
-		next = strchr(line, '\n');
-		if (next != NULL)
-			*next++ = '\0';
-		for (p = line; *p != '\0'; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = *p == '\r' && p[1] == '\0' ? '\0' : '?';
-		ctrl_reply_cont(&s->ctrl, 250, "%s", line);
-	}
+	ctrl_reply_text(&s->ctrl, 250, buf);
 }
 
 static void
@@ -611,7 +601,7 @@ site_chmod(struct session *s, char *arg)
 	char *path = strchr(arg, ' ');
 	unsigned long v;
 
-	if (s->anonymous || !may_write(s, W_OTHER)) {
+	if (s->anonymous || !s->cfg->chmod_enable || !may_write(s, W_OTHER)) {
 		ctrl_reply(&s->ctrl, 550, "Permission denied.");
 		return;
 	}
@@ -1056,6 +1046,35 @@ unknown_verb(struct session *s, const char *verb)
 	ctrl_reply(&s->ctrl, 500, "Unknown command.");
 }
 
+/* Whether verb is a word of list, a comma-separated list of verbs. */
+static int
+verb_in_list(const char *list, const char *verb)
+{
+	size_t n = strlen(verb);
+
+	while (*list != '\0') {
+		size_t len = strcspn(list, ",");
+
+		if (len == n && strncasecmp(list, verb, n) == 0)
+			return 1;
+		list += len;
+		if (*list == ',')
+			list++;
+	}
+	return 0;
+}
+
+/* cmds_allowed and cmds_denied, after login, as vsftpd reads them. */
+static int
+verb_permitted(const struct session *s, const char *verb)
+{
+	const struct tw_config *c = s->cfg;
+
+	if (c->cmds_allowed[0] != '\0' && !verb_in_list(c->cmds_allowed, verb))
+		return 0;
+	return !verb_in_list(c->cmds_denied, verb);
+}
+
 static const struct verb *
 find_verb(const char *name)
 {
@@ -1078,6 +1097,10 @@ cmd_dispatch(struct session *s, char *line)
 		*arg++ = '\0';
 	else
 		arg = line + strlen(line);
+	if (s->logged_in && !verb_permitted(s, line)) {
+		ctrl_reply(&s->ctrl, 550, "Permission denied.");
+		return;
+	}
 	v = find_verb(line);
 	fn = v == NULL ? NULL : s->logged_in ? v->after : v->before;
 	if (fn == NULL && (v == NULL || s->logged_in)) {

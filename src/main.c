@@ -19,6 +19,7 @@
 #include "src/common/config.h"
 #include "src/listener.h"
 #include "src/common/log.h"
+#include "src/common/runtime.h"
 #include "privsep/monitor.h"
 #include "src/session.h"
 #include "src/startcheck.h"
@@ -60,6 +61,26 @@ prepare_secure_chroot(const char *dir)
 		die("secure_chroot_dir %s must be owned by root and not writable by others", dir);
 }
 
+/*
+ * banner_file, read once here: the pre-login worker that greets can open
+ * no file. A missing file stops the start rather than greet without it.
+ */
+static void
+read_banner(const char *path)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		die("banner_file %s: %s", path, strerror(errno));
+	n = read(fd, tw_rt.banner, TW_BANNER_MAX);
+	close(fd);
+	if (n < 0)
+		die("banner_file %s: %s", path, strerror(errno));
+	tw_rt.banner[n] = '\0';
+	/* A NUL inside ends the text there. */
+}
+
 static void
 resolve_runtime(const struct tw_config *cfg)
 {
@@ -83,6 +104,8 @@ resolve_runtime(const struct tw_config *cfg)
 			die("home directory of %s is too long", cfg->ftp_username);
 	}
 	prepare_secure_chroot(cfg->secure_chroot_dir);
+	if (cfg->banner_file[0] != '\0')
+		read_banner(cfg->banner_file);
 }
 
 /*

@@ -164,6 +164,8 @@ startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 		    strstr(cfg->local_root, cfg->user_sub_token) == NULL))
 			check_dir(&ck, "local_root", cfg->local_root);
 	}
+	if (cfg->banner_file[0] == '/')
+		check_kind(&ck, "banner_file", cfg->banner_file, S_IFREG, "file");
 	if (cfg->userlist_enable && cfg->userlist_file[0] == '/')
 		check_kind(&ck, "userlist_file", cfg->userlist_file, S_IFREG, "file");
 	if (cfg->chroot_list_enable && cfg->chroot_list_file[0] == '/')

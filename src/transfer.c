@@ -574,6 +574,12 @@ data_cmd_retr(struct session *s, const char *path)
 	if (take_rest(s, &rest) != 0)
 		return;
 	file = regular_file(open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), &st);
+	/* An anonymous session reads only what anybody may read (vsftpd). */
+	if (file >= 0 && s->anonymous && s->cfg->anon_world_readable_only &&
+	    (st.st_mode & S_IROTH) == 0) {
+		close(file);
+		file = -1;
+	}
 	if (file < 0) {
 		ctrl_reply(&s->ctrl, 550, "Failed to open file.");
 		return;

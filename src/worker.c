@@ -18,6 +18,7 @@
 #include "src/proto/listing.h"
 #include "src/common/log.h"
 #include "src/common/monotime.h"
+#include "src/common/runtime.h"
 #include "src/common/sockaddr.h"
 #include "src/common/util.h"
 #include "src/data.h"
@@ -196,10 +197,15 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 	session_learn_addresses(s);
 	if (session_implicit_tls(s))
 		worker_start_tls(s);
-	if (cfg->ftpd_banner[0] != '\0')
+	if (tw_rt.banner[0] != '\0') {
+		/* vsftpd's shape: the file as 220- lines, then a bare 220. */
+		ctrl_reply_text(&s->ctrl, 220, tw_rt.banner);
+		ctrl_reply(&s->ctrl, 220, "%s", "");
+	} else if (cfg->ftpd_banner[0] != '\0') {
 		ctrl_reply(&s->ctrl, 220, "%s", cfg->ftpd_banner);
-	else
+	} else {
 		ctrl_reply(&s->ctrl, 220, "twinftpd ready.");
+	}
 	serve_commands(s);
 }
 

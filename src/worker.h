@@ -156,6 +156,13 @@ void ctrl_replyf(struct ctrl *c, int code, char sep, const char *fmt, ...)
 /* One reply line: "CODE text\r\n". */
 #define ctrl_reply(c, code, ...)	ctrl_replyf((c), (code), ' ', __VA_ARGS__)
 /* A line of a multi-line reply: "CODE-text\r\n". */
+/*
+ * text (an operator's or a user's file: banner_file, message_file) as
+ * "code-" lines, one per line of it, each control byte shown as '?' so
+ * that it cannot end the reply or forge another. The caller ends the
+ * reply with ctrl_reply().
+ */
+void ctrl_reply_text(struct ctrl *c, int code, const char *text);
 #define ctrl_reply_cont(c, code, ...)	ctrl_replyf((c), (code), '-', __VA_ARGS__)
 /* A raw line (e.g. " text" inside a multi-line reply); CRLF appended. */
 #define ctrl_reply_raw(c, ...)		ctrl_replyf((c), 0, ' ', __VA_ARGS__)

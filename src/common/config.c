@@ -164,8 +164,6 @@ static const struct {
 	{ "virtual_use_local_privs", 'b', "NO", NULL },
 	{ "pasv_addr_resolve", 'b', "NO", NULL },
 	{ "log_ftp_protocol", 'b', "NO", NULL },
-	{ "anon_world_readable_only", 'b', "NO", NULL },
-	{ "chmod_enable", 'b', "YES", NULL },
 	{ "mdtm_write", 'b', "NO", NULL },
 	{ "lock_upload_files", 'b', "NO", NULL },
 	{ "anon_max_rate", 'n', "0", NULL },
@@ -177,9 +175,6 @@ static const struct {
 	{ "guest_username", 's', "ftp", NULL },
 	{ "banned_email_file", 's', "/etc/vsftpd.banned_emails", NULL },
 	{ "email_password_file", 's', "/etc/vsftpd.email_passwords", NULL },
-	{ "banner_file", 's', "", NULL },
-	{ "cmds_allowed", 's', "", NULL },
-	{ "cmds_denied", 's', "", NULL },
 	{ "deny_file", 's', "", NULL },
 	{ "hide_file", 's', "", NULL },
 	{ "user_config_dir", 's', "", NULL },
@@ -765,6 +760,27 @@ check_path(const char *name, const char *value, int required,
 	return 0;
 }
 
+/* A comma-separated list of FTP verbs: letters, each verb 3 or 4 long. */
+static int
+check_verb_list(const char *name, const char *list, char *err, size_t errlen)
+{
+	const char *p = list;
+
+	while (*p != '\0') {
+		size_t len = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
+
+		if (len < 3 || len > 4 || (p[len] != ',' && p[len] != '\0'))
+			return cfg_error(err, errlen, NULL, 0,
+			    "option '%s': expected FTP commands separated by commas, "
+			    "such as PASV,RETR,QUIT", name);
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return cfg_error(err, errlen, NULL, 0,
+			    "option '%s': ends with a comma", name);
+	}
+	return 0;
+}
+
 /* The TLS options' rules; the files themselves are checked by tls.c. */
 static int
 config_check_tls(const struct tw_config *c, char *err, size_t errlen)
@@ -846,6 +862,7 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 		    c->nopriv_user), e, report, ctx, &n);
 
 	tally(check_path("anon_root", c->anon_root, 0, e, sizeof(e)), e, report, ctx, &n);
+	tally(check_path("banner_file", c->banner_file, 0, e, sizeof(e)), e, report, ctx, &n);
 	tally(check_path("local_root", c->local_root, 0, e, sizeof(e)), e, report, ctx, &n);
 	tally(check_path("chroot_list_file", c->chroot_list_file, c->chroot_list_enable,
 	    e, sizeof(e)), e, report, ctx, &n);
@@ -855,6 +872,8 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 	    e, sizeof(e)), e, report, ctx, &n);
 	tally(check_path("xferlog_file", c->xferlog_file, c->xferlog_enable &&
 	    (c->xferlog_std_format || c->dual_log_enable), e, sizeof(e)), e, report, ctx, &n);
+	tally(check_verb_list("cmds_allowed", c->cmds_allowed, e, sizeof(e)), e, report, ctx, &n);
+	tally(check_verb_list("cmds_denied", c->cmds_denied, e, sizeof(e)), e, report, ctx, &n);
 	if (c->anonymous_enable && c->ftp_username[0] == '\0')
 		tally(cfg_error(e, sizeof(e), NULL, 0,
 		    "anonymous_enable needs ftp_username to be set"), e, report, ctx, &n);

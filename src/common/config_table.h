@@ -79,6 +79,8 @@ CFG_BOOL(dirmessage_enable, 0,
 	"On entering a directory (CWD, CDUP), show its message_file, if it has one, as the first lines of the 250 reply; once per directory and session, at most 4000 bytes, control characters shown as '?'.")
 CFG_STR(message_file, ".message",
 	"Name of the file dirmessage_enable shows, looked up in the directory entered.")
+CFG_STR(banner_file, "",
+	"File whose text (at most 4000 bytes) is the greeting, as 220- lines and a last bare 220, instead of ftpd_banner. Read by the listener at start (a missing file stops the start): the process that greets opens no file. Control characters are shown as '?'.")
 CFG_STR(ftpd_banner, "",
 	"Text of the 220 greeting; empty means \"twinftpd ready\".")
 
@@ -95,6 +97,8 @@ CFG_BOOL(anon_upload_enable, 0,
 	"With write_enable, let anonymous users upload files (STOR, STOU).")
 CFG_BOOL(anon_mkdir_write_enable, 0,
 	"With write_enable, let anonymous users create directories.")
+CFG_BOOL(anon_world_readable_only, 1,
+	"Anonymous sessions may download only files that anybody may read (mode o+r), whatever the ftp_username account could read.")
 CFG_BOOL(anon_other_write_enable, 0,
 	"With write_enable, let anonymous users delete, rename, append and remove directories.")
 CFG_OCTAL(local_umask, 077, 0777,
@@ -103,6 +107,12 @@ CFG_OCTAL(anon_umask, 077, 0777,
 	"Umask for files and directories created by anonymous users.")
 CFG_OCTAL(file_open_mode, 0666, 07777,
 	"Mode uploaded files are created with, before the umask.")
+CFG_BOOL(chmod_enable, 1,
+	"Allow SITE CHMOD to local users (with write_enable); anonymous users never get it.")
+CFG_STR(cmds_allowed, "",
+	"After login, only these commands (a comma-separated list such as PASV,RETR,QUIT) are allowed; any other gets 550. Empty: no such list. Before the login it does not apply.")
+CFG_STR(cmds_denied, "",
+	"After login, these commands (a comma-separated list such as DELE,RMD) get 550. Applied after cmds_allowed.")
 CFG_BOOL(dirlist_enable, 1,
 	"Allow LIST, NLST, MLSD and STAT with a path.")
 CFG_BOOL(download_enable, 1,

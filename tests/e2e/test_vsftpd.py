@@ -449,3 +449,57 @@ def test_inetd_dual_stack_socket_pasv(make_server):
         assert "pool of" not in log, log
     finally:
         client.close()
+
+
+def test_banner_file_greets(make_server):
+    srv = make_server(start=False)
+    banner = os.path.join(srv.etc, "banner")
+    with open(banner, "wb") as fh:
+        fh.write(b"Authorised use only.\r\nSecond \x07line\n")
+    srv.opts["banner_file"] = banner
+    srv.start()
+    c = srv.ctrl(greet=False)
+    rc_, lines = c.reply()
+    assert rc_ == 220
+    assert lines == [b"220-Authorised use only.", b"220-Second ?line", b"220 "], lines
+    c.close()
+
+
+def test_cmds_allowed_and_denied(make_server):
+    srv = make_server({"cmds_allowed": "PWD,CWD,DELE,QUIT,SITE", "cmds_denied": "DELE"})
+    srv.put("keep.txt", b"k")
+    c = srv.ctrl()
+    c.login("alice", PASSWORDS["alice"])     # USER/PASS: before login, not listed
+    assert c.cmd("PWD")[0] == 257
+    assert c.cmd("MKD x")[0] == 550
+    assert c.cmd("DELE keep.txt")[0] == 550
+    assert os.path.exists(srv.path("keep.txt"))
+    assert c.cmd("QUIT")[0] == 221
+    c.close()
+
+
+def test_chmod_enable_no(make_server):
+    srv = make_server({"chmod_enable": False})
+    p = srv.put("m.txt", b"m", mode=0o644)
+    c = srv.ctrl()
+    c.login("alice", PASSWORDS["alice"])
+    assert c.cmd("SITE CHMOD 600 m.txt")[0] == 550
+    assert os.stat(p).st_mode & 0o777 == 0o644
+    c.close()
+
+
+def test_anon_world_readable_only(make_server):
+    srv = make_server()
+    for name, mode in (("open.txt", 0o644), ("closed.txt", 0o640)):
+        p = os.path.join(srv.anon_root, "pub", name)
+        with open(p, "wb") as fh:
+            fh.write(b"anon\n")
+        os.chmod(p, mode)
+        # ftp_username's own file: readable by it, but not by everybody.
+        os.chown(p, twhelpers.USERS["twftp"], twhelpers.USERS["twftp"])
+    f = srv.ftp("anonymous")
+    assert retr(f, "RETR pub/open.txt")[0] == b"anon\n"
+    with pytest.raises(ftplib.error_perm) as e:
+        retr(f, "RETR pub/closed.txt")
+    assert str(e.value).startswith("550")
+    f.quit()

@@ -289,7 +289,7 @@ test_names(void)
 	    "option 'guest_enable' is a vsftpd option that twinftpd does not support");
 	REJECTED("ptrace_sandbox=YES", "vsftpd option that twinftpd does not support");
 	REJECTED("tcp_wrappers=YES", "only tcp_wrappers=NO, which changes nothing");
-	REJECTED("banner_file=/etc/issue.ftp", "'banner_file=/etc/issue.ftp' would change");
+	REJECTED("deny_file={*.mp3}", "'deny_file={*.mp3}' would change");
 	REJECTED("anon_max_rate=x", "only anon_max_rate=0");
 	REJECTED("dsa_cert_file=/x", "only dsa_cert_file= with no value");
 	REJECTED("no_such_vsftpd_thing=NO", "unknown option");
