@@ -11,6 +11,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -113,9 +114,23 @@ check_secure_chroot(struct checker *ck, const char *dir)
 static void
 check_pam_service(struct checker *ck, const char *service)
 {
+	const char *wrapped = getenv("PAM_WRAPPER_SERVICE_DIR");
 	char path[PATH_MAX];
 	size_t i;
 
+	/*
+	 * Under pam_wrapper (cwrap's PAM for tests, PAM_WRAPPER=1 and the
+	 * library preloaded) libpam reads its services from that directory
+	 * only: look where PAM will.
+	 */
+	if (wrapped != NULL && getenv("PAM_WRAPPER") != NULL &&
+	    strcmp(getenv("PAM_WRAPPER"), "1") == 0) {
+		if (snprintf(path, sizeof(path), "%s/%s", wrapped, service) < (int)sizeof(path) &&
+		    access(path, F_OK) == 0)
+			return;
+		say(ck, CFG_ERROR, "pam_service_name: no PAM service file %s", path);
+		return;
+	}
 	for (i = 0; i < TW_ARRAY_LEN(pam_dirs); i++) {
 		if (snprintf(path, sizeof(path), "%s/%s", pam_dirs[i], service) >=
 		    (int)sizeof(path))
