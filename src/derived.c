@@ -1,12 +1,14 @@
 #include "src/derived.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "privsep/auth.h"
 #include "sandbox/sandbox.h"
@@ -116,6 +118,36 @@ derive_login_nice(const struct tw_config *cfg, struct tw_runtime *rt)
 		rt->login_nice = 0;
 }
 
+/*
+ * banner_file, read here (at start and at each reload): the pre-login
+ * worker that greets can open no file. A missing file stops the start,
+ * or refuses the reload, rather than greet without it.
+ */
+static int
+read_banner(const char *path, struct tw_runtime *rt, char *err, size_t errlen)
+{
+	ssize_t n;
+	int fd;
+
+	rt->banner[0] = '\0';
+	if (path[0] == '\0')
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		(void)snprintf(err, errlen, "banner_file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = read(fd, rt->banner, TW_BANNER_MAX);
+	close(fd);
+	if (n < 0) {
+		(void)snprintf(err, errlen, "banner_file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* A NUL inside ends the text there. */
+	rt->banner[n] = '\0';
+	return 0;
+}
+
 int
 derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errlen)
 {
@@ -124,7 +156,8 @@ derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errl
 
 	/* The namespaces (netns_fd, isolate) are made once, at start. */
 	rt = tw_rt;
-	if (resolve_users(cfg, &rt, err, errlen) != 0)
+	if (resolve_users(cfg, &rt, err, errlen) != 0 ||
+	    read_banner(cfg->banner_file, &rt, err, errlen) != 0)
 		return -1;
 	derive_login_nice(cfg, &rt);
 	/*

@@ -46,7 +46,7 @@
 #define ACCEPT_BATCH 256
 
 static int
-open_listen_socket(int family, const char *addr, unsigned port)
+open_listen_socket(int family, const char *addr, unsigned port, int v6only)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -79,14 +79,17 @@ open_listen_socket(int family, const char *addr, unsigned port)
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0)
 		die("SO_REUSEADDR: %s", strerror(errno));
 	/*
-	 * IPv6 only, whatever the system's bindv6only default: so that it
-	 * and the IPv4 socket (listen=YES) can bind the same port.
+	 * Set either way, whatever the system's bindv6only default: IPv6
+	 * only beside an IPv4 socket (listen=YES), so both can bind the
+	 * port; dual-stack alone (listen=NO, as Debian's vsftpd.conf has
+	 * it), so IPv4 clients reach it as ::ffff:a.b.c.d.
 	 */
 	if (family == AF_INET6 &&
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0)
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only)) != 0)
 		die("IPV6_V6ONLY: %s", strerror(errno));
 	if (bind(fd, (struct sockaddr *)&ss, len) != 0)
-		die("bind to port %u: %s", port, strerror(errno));
+		die("bind to %s port %u: %s", addr[0] != '\0' ? addr :
+		    family == AF_INET ? "0.0.0.0" : "[::]", port, strerror(errno));
 	if (listen(fd, SOMAXCONN) != 0)
 		die("listen: %s", strerror(errno));
 	return fd;
@@ -113,7 +116,7 @@ refuse(int fd, int tls, const char *text)
 void
 listener_child_setup(int keep_fd)
 {
-	int keep[] = { log_fd(), keep_fd, tw_rt.netns_fd };
+	int keep[] = { log_fd(), log_xferlog_fd(), keep_fd, tw_rt.netns_fd };
 	static const int defaults[] = { SIGCHLD, SIGTERM, SIGINT };
 	sigset_t none;
 	size_t i;
@@ -430,12 +433,12 @@ listener_bind(const struct tw_config *cfg, struct listen_socks *ls)
 		if (cfg->listen) {
 			ls->implicit_tls[ls->n] = tls;
 			ls->fd[ls->n++] = open_listen_socket(AF_INET, cfg->listen_address,
-							     ports[i]);
+							     ports[i], 0);
 		}
 		if (cfg->listen_ipv6) {
 			ls->implicit_tls[ls->n] = tls;
 			ls->fd[ls->n++] = open_listen_socket(AF_INET6, cfg->listen_address6,
-							     ports[i]);
+							     ports[i], cfg->listen);
 		}
 	}
 }

@@ -22,6 +22,7 @@
 #include "src/common/log.h"
 #include "privsep/monitor.h"
 #include "src/session.h"
+#include "src/startcheck.h"
 #include "sandbox/sandbox.h"
 #include "src/common/util.h"
 #include "src/tls.h"
@@ -78,6 +79,9 @@ check_sandbox(const struct tw_config *cfg)
 			die("seccomp filters cannot be installed on this system "
 			    "(set seccomp_sandbox=NO to run without them)");
 	}
+	/* Said once per start: in inetd mode that is once per session. */
+	if (!cfg->listen && !cfg->listen_ipv6)
+		return;
 	tw_log(TW_LOG_INFO, "sandbox: seccomp %s, network namespace %s, PID/IPC "
 	       "namespaces %s, pool of %u ready sessions, login_nice %d",
 	       !cfg->seccomp_sandbox ? "off" : cfg->seccomp_log_only ? "log-only" : "on",
@@ -184,6 +188,21 @@ warn_stderr(const char *msg)
 	fprintf(stderr, "twinftpd: warning: %s\n", msg);
 }
 
+/* The file the cross-option checks name (they belong to no line). */
+static const char *check_origin;
+
+static void
+report_problem(void *ctx, enum cfg_severity sev, const char *msg)
+{
+	(void)ctx;
+	if (sev == CFG_NOTE)
+		fprintf(stderr, "twinftpd: note: %s\n", msg);
+	else if (check_origin != NULL)
+		fprintf(stderr, "twinftpd: %s: %s\n", check_origin, msg);
+	else
+		fprintf(stderr, "twinftpd: %s\n", msg);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -191,8 +210,9 @@ main(int argc, char **argv)
 	static const char *overrides[MAX_OVERRIDES];
 	static struct config_source src;
 	int check_only = 0;
+	unsigned errors = 0;
 	size_t i;
-	char err[CONFIG_MAX_LINE + 512];
+	char err[CONFIG_MAX_MSG + 256];
 
 	tls_heap_install();
 
@@ -224,16 +244,38 @@ main(int argc, char **argv)
 	if (src.path == NULL)
 		src.path = TW_DEFAULT_CONFIG;
 	src.overrides = overrides;
-	if (config_source_read(&cfg, &src, err, sizeof(err)) != 0) {
-		fprintf(stderr, "twinftpd: %s\n", err);
+	/*
+	 * At start every problem is named (a reload, src/reload.c, stops at
+	 * the first): each line, then the options together and (for -t) the
+	 * world they name. A line in error left its option at the default,
+	 * which these then check.
+	 */
+	config_init_defaults(&cfg);
+	if (src.explicit_path || access(src.path, F_OK) == 0)
+		errors += config_load_file_all(&cfg, src.path, report_problem, NULL);
+	for (i = 0; i < src.noverrides; i++)
+		errors += config_apply_line_all(&cfg, overrides[i], "-o", (unsigned)(i + 1),
+						report_problem, NULL);
+	check_origin = src.path;
+	errors += config_check_all(&cfg, report_problem, NULL);
+	/*
+	 * The certificate and key: -t checks them as a start would, once
+	 * the TLS options themselves are sound.
+	 */
+	if (errors == 0 && tls_init(&cfg, err, sizeof(err)) != 0) {
+		report_problem(NULL, CFG_ERROR, err);
+		errors++;
+	}
+	check_origin = NULL;
+	if (check_only)
+		errors += startcheck_report(&cfg, report_problem, NULL);
+	if (errors != 0) {
+		if (check_only)
+			fprintf(stderr, "twinftpd: %u problem%s found\n", errors,
+				errors == 1 ? "" : "s");
 		return 1;
 	}
 	config_warnings(&cfg, warn_stderr);
-	/* The certificate and key: -t checks them as a start would. */
-	if (tls_init(&cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "twinftpd: %s: %s\n", src.path, err);
-		return 1;
-	}
 	if (check_only) {
 		return config_print(&cfg, stdout) == 0 ? 0 : 1;
 	}
@@ -243,13 +285,15 @@ main(int argc, char **argv)
 	sandbox_log_only = cfg.seccomp_log_only;
 	signal(SIGPIPE, SIG_IGN);
 	log_open(&cfg);
+	/* In inetd mode stderr may be the client's connection. */
+	if (cfg.listen || cfg.listen_ipv6)
+		log_errors_to_stderr();
 	check_file_limit();
 	setup_namespaces(&cfg);
-	if (derived_build(&cfg, 0, err, sizeof(err)) != 0) {
-		tw_log(TW_LOG_ERR, "%s", err);
-		fprintf(stderr, "twinftpd: %s\n", err);
-		return 1;
-	}
+	/* Logged, and on stderr too in standalone mode (log_errors_to_stderr;
+	 * in inetd mode stderr may be the client's connection). */
+	if (derived_build(&cfg, 0, err, sizeof(err)) != 0)
+		die("%s", err);
 	reload_set_source(&src);
 	sandbox_worker_no_net = tw_rt.netns_fd >= 0;
 	sandbox_prepare(&cfg);

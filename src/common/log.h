@@ -33,8 +33,25 @@ int log_reopen(const struct tw_config *cfg, char *err, size_t errlen);
  */
 typedef void (*log_sink_fn)(int level, const char *text);
 void log_to_sink(log_sink_fn sink);
-/* The log file descriptor (-1 when syslog or none), to close in workers. */
+/*
+ * In the standalone listener: its fatal errors (a port it cannot bind, a
+ * user that does not exist) go to stderr as well as to the log, so the
+ * operator who started it, or the service manager's journal, sees them.
+ * Child processes do not inherit this.
+ */
+void log_errors_to_stderr(void);
+/*
+ * The log's descriptor: the log file or the syslog socket (-1 when none),
+ * kept by the session processes and closed in workers.
+ */
 int log_fd(void);
+/*
+ * The xferlog_file descriptor (-1 when none): kept and closed like
+ * log_fd(). log_xferlog() writes one xferlog(5) line: the current time,
+ * then fields (everything after it, already formatted).
+ */
+int log_xferlog_fd(void);
+void log_xferlog(const char *fields);
 /* Sets the role name shown in each line ("listener", "monitor", ...). */
 void log_set_role(const char *role);
 

@@ -483,7 +483,10 @@ def test_strict_ssl_read_eof(make_server, certs):
 def check_config(make_server, opts):
     s = make_server(opts, start=False)
     s.write_config()
-    r = subprocess.run([TWINFTPD, "-t", s.conf_path], capture_output=True, timeout=30)
+    # The test world's users and PAM service, as the daemon would see them:
+    # -t checks that they exist.
+    r = subprocess.run([TWINFTPD, "-t", s.conf_path], capture_output=True, timeout=30,
+                       env=s.env())
     return r.returncode, r.stderr.decode()
 
 
