@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -192,11 +193,44 @@ fill_groups(const struct passwd *pw, struct auth_user *u)
 	return 0;
 }
 
+/*
+ * user_sub_token: every token in local_root replaced by the user's name
+ * (local_root=/home/$USER/ftp). The name comes from the user database,
+ * but a name that is empty, ".", ".." or holds a '/' would make the path
+ * name another directory: refused.
+ */
+static int
+sub_user_token(const char *tmpl, const char *token, const char *name, char *out, size_t outsz)
+{
+	size_t tlen = strlen(token), nlen = strlen(name), n = 0;
+
+	if (nlen == 0 || strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		return -1;
+	while (*tmpl != '\0') {
+		if (strncmp(tmpl, token, tlen) == 0) {
+			if (n + nlen >= outsz)
+				return -1;
+			memcpy(out + n, name, nlen);
+			n += nlen;
+			tmpl += tlen;
+		} else {
+			if (n + 1 >= outsz)
+				return -1;
+			out[n++] = *tmpl++;
+		}
+	}
+	out[n] = '\0';
+	return 0;
+}
+
 static int
 fill_user(const struct tw_config *cfg, const struct passwd *pw, int anonymous,
 	  struct auth_user *u)
 {
+	char subbed[PATH_MAX];
 	const char *root;
+	struct stat st;
 	int chrooted;
 
 	u->uid = pw->pw_uid;
@@ -219,12 +253,34 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, int anonymous,
 		u->ngroups = 0;
 	} else {
 		root = cfg->local_root[0] != '\0' ? cfg->local_root : pw->pw_dir;
+		if (cfg->local_root[0] != '\0' && cfg->user_sub_token[0] != '\0') {
+			if (sub_user_token(cfg->local_root, cfg->user_sub_token, u->name,
+					   subbed, sizeof(subbed)) != 0) {
+				tw_log(TW_LOG_ERR, "local_root for user %s: no usable directory "
+				       "name after user_sub_token", u->name);
+				return -1;
+			}
+			root = subbed;
+		}
 		chrooted = cfg->chroot_local_user;
 		if (cfg->chroot_list_enable && auth_name_in_file(cfg->chroot_list_file, u->name))
 			chrooted = !chrooted;
 		u->umask = (mode_t)cfg->local_umask;
 		if (fill_groups(pw, u) != 0)
 			return -1;
+	}
+	/*
+	 * Checked here, not found missing by the worker after OK LOGIN: the
+	 * client gets 530 and the log names the directory.
+	 */
+	if (stat(root, &st) != 0) {
+		tw_log(TW_LOG_ERR, "login of %s refused: its directory %s: %s", u->name, root,
+		       strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		tw_log(TW_LOG_ERR, "login of %s refused: %s is not a directory", u->name, root);
+		return -1;
 	}
 	if (chrooted) {
 		if (tw_strlcpy(u->chroot_dir, root, sizeof(u->chroot_dir)) != 0)

@@ -51,8 +51,20 @@ enum ipc_type {
 	 * the monitor writes nothing to the client. No payload. */
 	IPC_TLS_ON,
 	IPC_SANDBOX_VIOLATION,	/* u32 syscall number (IPC_SYSCALL_UNKNOWN: none), u32 enum sandbox_role */
+	/* post-login worker -> monitor: a transfer ended, for the transfer logs */
+	IPC_XFERLOG,		/* u32 flags (IPC_XFER_*), u32 bytes high, u32 bytes low, u32 ms, str path */
 	IPC_TYPE_COUNT
 };
+
+/* IPC_XFERLOG's flags; any other bit is a malformed request. */
+enum ipc_xfer_flag {
+	IPC_XFER_UPLOAD = 1 << 0,	/* else a download */
+	IPC_XFER_OK = 1 << 1,		/* completed */
+	IPC_XFER_ASCII = 1 << 2,	/* TYPE A */
+	IPC_XFER_ALL = (1 << 3) - 1,
+};
+/* The longest path an IPC_XFERLOG names (the payload's room). */
+#define IPC_MAX_XFERPATH (IPC_MAX_PAYLOAD - 4 * 4 - 4)
 
 /* IPC_SANDBOX_VIOLATION's number when the trap named no syscall. */
 #define IPC_SYSCALL_UNKNOWN UINT32_MAX

@@ -50,6 +50,7 @@ static int monitor_handle_port20(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_pasv_listen(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_port_connect(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_tls_on(struct monitor *mon, struct ipc_msg *m);
+static int monitor_handle_xferlog(struct monitor *mon, struct ipc_msg *m);
 
 /* How many times a request may be granted in one session. */
 enum permit_count {
@@ -79,6 +80,8 @@ static const struct permit {
 	 * from here, pinned to the control connection's addresses. */
 	{ IPC_PASV_LISTEN, MONITOR_POSTLOGIN, PERMIT_ANY, monitor_handle_pasv_listen },
 	{ IPC_PORT_CONNECT, MONITOR_POSTLOGIN, PERMIT_ANY, monitor_handle_port_connect },
+	/* A finished transfer: the monitor adds who and from where. */
+	{ IPC_XFERLOG, MONITOR_POSTLOGIN, PERMIT_ANY, monitor_handle_xferlog },
 };
 
 void
@@ -207,8 +210,11 @@ monitor_reply_u32(struct monitor *mon, enum ipc_type type, uint32_t v, int fd)
 static int
 monitor_logged_in(struct monitor *mon)
 {
-	tw_log(TW_LOG_INFO, "OK LOGIN: client %s, user \"%s\"%s", mon->peer_ip,
+	tw_log(TW_LOG_INFO, "OK LOGIN: Client \"%s\", user \"%s\"%s", mon->peer_ip,
 	       mon->user->name, mon->user->anonymous ? " (anonymous)" : "");
+	/* Kept for the transfer lines; *user is given up below. */
+	(void)tw_strlcpy(mon->login_name, mon->user->name, sizeof(mon->login_name));
+	mon->login_anonymous = mon->user->anonymous;
 	mon->state = MONITOR_POSTLOGIN;
 	if (mon->hand_over(mon) != 0)
 		return monitor_abort(mon, "spare post-login worker gone");
@@ -286,7 +292,9 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	if (rc == AUTH_DENIED) {
 		/* Only a refused guess counts against the client's address. */
 		mon->login_fails++;
-		tw_log(TW_LOG_INFO, "FAIL LOGIN: client %s, user \"%s\"", mon->peer_ip, user);
+		/* vsftpd's words: fail2ban's vsftpd filter matches them. */
+		tw_log(TW_LOG_INFO, "FAIL LOGIN: Client \"%s\", user \"%s\"", mon->peer_ip,
+		       user);
 	} else {
 		tw_log(TW_LOG_WARN, "login of user \"%s\" from %s could not be checked "
 		       "(the server's trouble: see the lines above); not counted as a failure",
@@ -451,6 +459,76 @@ monitor_handle_port_connect(struct monitor *mon, struct ipc_msg *m)
 	}
 	errno = 0;
 	return monitor_reply_fd(mon, datasock_connect(&dst, &mon->local, mon->cfg->connect_timeout));
+}
+
+/*
+ * Copies a path the worker named into out for a log line: a control
+ * byte becomes '?' (so it cannot start a forged line), and for xferlog(5)
+ * a blank becomes '_' as well (its fields are separated by blanks).
+ */
+static void
+log_safe_path(char *out, size_t outsz, const char *path, int no_blanks)
+{
+	size_t i;
+
+	for (i = 0; path[i] != '\0' && i + 1 < outsz; i++) {
+		unsigned char c = (unsigned char)path[i];
+
+		if (c < 0x20 || c == 0x7f)
+			out[i] = no_blanks ? '_' : '?';
+		else
+			out[i] = no_blanks && c == ' ' ? '_' : (char)c;
+	}
+	out[i] = '\0';
+}
+
+/*
+ * One transfer's lines: vsftpd's own in the log, where xferlog_std_format
+ * does not replace it (or dual_log_enable keeps both), and the xferlog(5)
+ * line. The worker says what moved; who and from where are the
+ * monitor's facts, so a worker cannot log a transfer as someone else's.
+ */
+static int
+monitor_handle_xferlog(struct monitor *mon, struct ipc_msg *m)
+{
+	char path[IPC_MAX_XFERPATH + 1], shown[IPC_MAX_XFERPATH + 1];
+	char fields[IPC_MAX_XFERPATH + 512];
+	uint32_t flags, hi, lo, ms;
+	unsigned long long bytes;
+	const struct tw_config *c = mon->cfg;
+	int up, ok;
+
+	if (ipc_get_u32(m, &flags) != 0 || ipc_get_u32(m, &hi) != 0 ||
+	    ipc_get_u32(m, &lo) != 0 || ipc_get_u32(m, &ms) != 0 ||
+	    ipc_get_str(m, path, sizeof(path), IPC_MAX_XFERPATH, NULL) != 0 ||
+	    ipc_get_end(m) != 0 || (flags & ~(uint32_t)IPC_XFER_ALL) != 0)
+		return monitor_abort(mon, "malformed XFERLOG request");
+	if (!c->xferlog_enable)
+		return MONITOR_CONTINUE;
+	bytes = (unsigned long long)hi << 32 | lo;
+	up = (flags & IPC_XFER_UPLOAD) != 0;
+	ok = (flags & IPC_XFER_OK) != 0;
+	if (!c->xferlog_std_format || c->dual_log_enable) {
+		log_safe_path(shown, sizeof(shown), path, 0);
+		tw_log(TW_LOG_INFO, "%s %s: Client \"%s\", user \"%s\", \"%s\", %llu bytes, "
+		       "%.2fKbyte/sec", ok ? "OK" : "FAIL", up ? "UPLOAD" : "DOWNLOAD",
+		       mon->peer_ip, mon->login_name, shown, bytes,
+		       (double)bytes / 1024.0 / ((ms ? ms : 1) / 1000.0));
+	}
+	if (c->xferlog_std_format || c->dual_log_enable) {
+		/* xferlog(5): the seconds it took (at least 1, as vsftpd),
+		 * host, bytes, name, type, action, direction, access mode,
+		 * user, service, authentication, user id, completion. */
+		log_safe_path(shown, sizeof(shown), path, 1);
+		(void)snprintf(fields, sizeof(fields),
+		    "%u %s %llu %s %c _ %c %c %s ftp 0 * %c",
+		    ms < 1000 ? 1 : (ms + 500) / 1000, mon->peer_ip, bytes,
+		    shown[0] != '\0' ? shown : "_", (flags & IPC_XFER_ASCII) ? 'a' : 'b',
+		    up ? 'i' : 'o', mon->login_anonymous ? 'a' : 'r', mon->login_name,
+		    ok ? 'c' : 'i');
+		log_xferlog(fields);
+	}
+	return MONITOR_CONTINUE;
 }
 
 /* --- How the session ended, for the listener --- */

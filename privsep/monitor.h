@@ -94,6 +94,9 @@ struct monitor {
 	int relay_fd;			/* its IPC channel: read once it is gone */
 	/* Requests granted so far, by type: the permit table's counts. */
 	unsigned granted[IPC_TYPE_COUNT];
+	/* Who logged in, for the transfer lines of the log. */
+	char login_name[IPC_MAX_USER + 1];
+	int login_anonymous;
 	/* A login's facts: scratch pages (tw_scratch_alloc) until handed over. */
 	struct auth_user *user;
 	int last_seccomp_nr;		/* from a worker's violation report, or -1 */

@@ -92,7 +92,10 @@ void sandbox_apply(enum sandbox_role role, const struct tw_config *cfg);
 /*
  * Compiles every role's policy to BPF once (in the listener, before any
  * fork), so that sandbox_apply() in a session process is one system call.
- * Without it sandbox_apply() compiles on the spot.
+ * Without it sandbox_apply() compiles on the spot. Compiles each policy
+ * for both values of write_enable, so that a reload may change that
+ * option; a policy must depend on no other option (a reload could not
+ * recompile it under the listener's filter).
  */
 void sandbox_prepare(const struct tw_config *cfg);
 

@@ -281,7 +281,9 @@ add_fcntl_rules(struct sc_build *b, int nr)
 static void
 add_ioctl_rules(struct sc_build *b, int nr)
 {
-	static const int reqs[] = { FIONREAD, FIONBIO, SIOCATMARK };
+	/* FIONREAD: the ABOR watch (ctrl.c). Nothing else of ours calls
+	 * ioctl; O_NONBLOCK is set with fcntl. */
+	static const int reqs[] = { FIONREAD };
 	struct scmp_arg_cmp tty = ARG_EQ(1, TCGETS);
 
 	add_arg_list(b, nr, 1, reqs, TW_ARRAY_LEN(reqs));
@@ -541,43 +543,60 @@ policy_build(enum sandbox_role role, const struct tw_config *cfg)
  * BPF programs compiled once, before the listener forks anything: a
  * session process then installs its filter with one system call instead
  * of running libseccomp's compiler (which costs time on every login and
- * leaves its heap behind in every session's private memory).
+ * leaves its heap behind in every session's private memory). The only
+ * option a policy depends on is write_enable, and a reload (SIGHUP) may
+ * change it under the listener's own filter, where libseccomp cannot
+ * export (no memfd_create): both variants are compiled at start, indexed
+ * by write_enable.
  */
 static struct {
 	struct sock_filter *insns;
 	unsigned short len;
-} compiled[TW_ARRAY_LEN(sc_policies)];
+} compiled[2][TW_ARRAY_LEN(sc_policies)];
+
+static void
+compile_role(const struct tw_config *cfg, size_t role)
+{
+	unsigned w = cfg->write_enable ? 1 : 0;
+	scmp_filter_ctx ctx;
+	off_t size;
+	int fd;
+
+	ctx = policy_build((enum sandbox_role)role, cfg);
+	fd = memfd_create("twinftpd-bpf", MFD_CLOEXEC);
+	if (fd < 0 || seccomp_export_bpf(ctx, fd) < 0 ||
+	    (size = lseek(fd, 0, SEEK_END)) <= 0 ||
+	    size % (off_t)sizeof(struct sock_filter) != 0 ||
+	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+		die("seccomp: cannot compile the %s policy", sc_policies[role].name);
+	compiled[w][role].insns = malloc((size_t)size);
+	if (compiled[w][role].insns == NULL ||
+	    pread(fd, compiled[w][role].insns, (size_t)size, 0) != size)
+		die("seccomp: cannot read the compiled %s policy", sc_policies[role].name);
+	compiled[w][role].len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	if (getenv("TW_DEBUG_BPF"))
+		dprintf(2, "policy %s (write_enable=%u): %u instructions\n",
+			sc_policies[role].name, w, compiled[w][role].len);
+	close(fd);
+	seccomp_release(ctx);
+}
 
 void
 sandbox_prepare(const struct tw_config *cfg)
 {
+	/* Large (every string option inline), so not on the stack. */
+	static struct tw_config other;
 	size_t role;
 
 	if (!cfg->seccomp_sandbox)
 		return;
+	other = *cfg;
+	other.write_enable = !cfg->write_enable;
 	for (role = 0; role < TW_ARRAY_LEN(sc_policies); role++) {
-		scmp_filter_ctx ctx;
-		off_t size;
-		int fd;
-
 		if (sc_policies[role].name == NULL)
 			continue;
-		ctx = policy_build((enum sandbox_role)role, cfg);
-		fd = memfd_create("twinftpd-bpf", MFD_CLOEXEC);
-		if (fd < 0 || seccomp_export_bpf(ctx, fd) < 0 ||
-		    (size = lseek(fd, 0, SEEK_END)) <= 0 ||
-		    size % (off_t)sizeof(struct sock_filter) != 0 ||
-		    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
-			die("seccomp: cannot compile the %s policy", sc_policies[role].name);
-		compiled[role].insns = malloc((size_t)size);
-		if (compiled[role].insns == NULL ||
-		    pread(fd, compiled[role].insns, (size_t)size, 0) != size)
-			die("seccomp: cannot read the compiled %s policy", sc_policies[role].name);
-		compiled[role].len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
-		if (getenv("TW_DEBUG_BPF"))
-			dprintf(2, "policy %s: %u instructions\n", sc_policies[role].name, compiled[role].len);
-		close(fd);
-		seccomp_release(ctx);
+		compile_role(cfg, role);
+		compile_role(&other, role);
 	}
 }
 
@@ -632,8 +651,11 @@ sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 		__lsan_do_leak_check();
 #endif
 	installed_role = role;
-	if (compiled[role].insns != NULL) {
-		struct sock_fprog prog = { compiled[role].len, compiled[role].insns };
+	if (compiled[cfg->write_enable ? 1 : 0][role].insns != NULL) {
+		struct sock_fprog prog = { 0, NULL };
+
+		prog.len = compiled[cfg->write_enable ? 1 : 0][role].len;
+		prog.filter = compiled[cfg->write_enable ? 1 : 0][role].insns;
 
 		/* Without CAP_SYS_ADMIN the kernel wants no_new_privs first. */
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||

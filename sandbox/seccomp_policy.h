@@ -45,7 +45,7 @@ enum sc_kind {
 	SC_FUTEX,	/* wait and wake operations only */
 	SC_FCNTL,	/* flags, close-on-exec, dup, record locks */
 	SC_SOCKOPT,	/* the few socket options an FTP session sets */
-	SC_IOCTL,	/* FIONREAD, FIONBIO, SIOCATMARK; TCGETS gets ENOTTY */
+	SC_IOCTL,	/* FIONREAD only; TCGETS (isatty) gets ENOTTY */
 	SC_RLIMIT_GET,	/* prlimit64 reading our own limits only */
 	SC_MADV_DONTNEED,	/* madvise(..., MADV_DONTNEED): giving back
 				 * pages of our own, nothing else */
@@ -172,14 +172,11 @@ static const struct sc_rule g_worker_base[] = {
 
 /*
  * The pre-login worker of a TLS session turns relay at the login and
- * narrows its own filter (src/relay.c): it may add a filter. And it gives
- * back the pages of a handshake's temporaries (malloc_trim).
+ * narrows its own filter (src/relay.c): it may add a filter.
  */
 static const struct sc_rule g_worker_narrow[] = {
 	{ SCMP_SYS(prctl), SC_NARROW, 0 },
 	{ SCMP_SYS(seccomp), SC_NARROW, 0 },
-	/* malloc_trim() after the handshake: its temporaries' pages back. */
-	{ SCMP_SYS(madvise), SC_MADV_DONTNEED, 0 },
 };
 
 /*
@@ -205,7 +202,6 @@ static const struct sc_rule g_relay[] = {
 	{ SCMP_SYS(munmap), SC_ALLOW, 0 },
 	{ SCMP_SYS(mremap), SC_ALLOW, 0 },
 	{ SCMP_SYS(futex), SC_FUTEX, 0 },	/* libc and OpenSSL locks */
-	{ SCMP_SYS(madvise), SC_MADV_DONTNEED, 0 },	/* free(): heap pages back */
 	/* The SIGSYS report: sent to the monitor, then raise(). */
 	{ SCMP_SYS(sendmsg), SC_ALLOW, 0 },
 	{ SCMP_SYS(rt_sigaction), SC_SIGACTION, 0 },
@@ -611,6 +607,7 @@ static const struct sc_policy sc_policies[] = {
 		SC_GROUP(g_worker_base),
 		SC_SANITIZER
 		SC_GROUP(g_worker_no_files),
+		SC_GROUP(g_worker_trim),	/* a TLS handshake's pages back */
 		SC_GROUP(g_probes),
 	} },
 	[ROLE_WORKER_POSTLOGIN] = { "worker-postlogin", {
@@ -627,6 +624,7 @@ static const struct sc_policy sc_policies[] = {
 	[ROLE_TLS_RELAY] = { "tls-relay", {
 		SC_GROUP(g_relay),
 		SC_SANITIZER
+		SC_GROUP(g_worker_trim),	/* free() and the stack trim */
 		SC_GROUP(g_probes),
 	} },
 };

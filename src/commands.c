@@ -30,6 +30,8 @@
 #define MDTM_STAMP_MAX 32
 /* One MLST entry: its facts and a name of up to PATH_MAX. */
 #define MLST_LINE_MAX (PATH_MAX + 512)
+/* The most of a message_file shown (vsftpd reads 4000 bytes). */
+#define DIR_MESSAGE_MAX 4000
 /* A foreign verb is logged cut to this many bytes: it is hostile input. */
 #define LOGGED_VERB_MAX 16
 
@@ -390,6 +392,50 @@ cmd_pwd(struct session *s, char *arg)
 	reply_257(s, cwd, "is the current directory");
 }
 
+/* Whether the current directory's message was shown already; marks it. */
+static int
+dir_message_seen(struct session *s, const struct stat *dir)
+{
+	unsigned i;
+
+	for (i = 0; i < s->ndirs_seen && i < SESSION_DIRS_SEEN; i++)
+		if (s->dirs_seen[i].dev == dir->st_dev && s->dirs_seen[i].ino == dir->st_ino)
+			return 1;
+	/* Full: the oldest is forgotten, and shown again on a later visit. */
+	s->dirs_seen[s->ndirs_seen % SESSION_DIRS_SEEN].dev = dir->st_dev;
+	s->dirs_seen[s->ndirs_seen % SESSION_DIRS_SEEN].ino = dir->st_ino;
+	s->ndirs_seen++;
+	return 0;
+}
+
+/*
+ * dirmessage_enable: message_file of the directory just entered, as
+ * "250-" lines before the 250, once per directory and session (vsftpd).
+ * The file is the user's or an uploader's text: control bytes become
+ * '?', so it cannot end the reply early or forge another.
+ */
+static void
+show_dir_message(struct session *s)
+{
+	char buf[DIR_MESSAGE_MAX + 1];
+	struct stat dir, st;
+	ssize_t n;
+	int fd;
+
+	if (!s->cfg->dirmessage_enable || s->cfg->message_file[0] == '\0' ||
+	    stat(".", &dir) != 0 || dir_message_seen(s, &dir))
+		return;
+	fd = open(s->cfg->message_file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, DIR_MESSAGE_MAX) : -1;
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	ctrl_reply_text(&s->ctrl, 250, buf);
+}
+
 static void
 cmd_cwd(struct session *s, char *arg)
 {
@@ -399,6 +445,7 @@ cmd_cwd(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 550, "Failed to change directory.");
 		return;
 	}
+	show_dir_message(s);
 	ctrl_reply(&s->ctrl, 250, "Directory successfully changed.");
 }
 
@@ -554,7 +601,7 @@ site_chmod(struct session *s, char *arg)
 	char *path = strchr(arg, ' ');
 	unsigned long v;
 
-	if (s->anonymous || !may_write(s, W_OTHER)) {
+	if (s->anonymous || !s->cfg->chmod_enable || !may_write(s, W_OTHER)) {
 		ctrl_reply(&s->ctrl, 550, "Permission denied.");
 		return;
 	}
@@ -999,6 +1046,35 @@ unknown_verb(struct session *s, const char *verb)
 	ctrl_reply(&s->ctrl, 500, "Unknown command.");
 }
 
+/* Whether verb is a word of list, a comma-separated list of verbs. */
+static int
+verb_in_list(const char *list, const char *verb)
+{
+	size_t n = strlen(verb);
+
+	while (*list != '\0') {
+		size_t len = strcspn(list, ",");
+
+		if (len == n && strncasecmp(list, verb, n) == 0)
+			return 1;
+		list += len;
+		if (*list == ',')
+			list++;
+	}
+	return 0;
+}
+
+/* cmds_allowed and cmds_denied, after login, as vsftpd reads them. */
+static int
+verb_permitted(const struct session *s, const char *verb)
+{
+	const struct tw_config *c = s->cfg;
+
+	if (c->cmds_allowed[0] != '\0' && !verb_in_list(c->cmds_allowed, verb))
+		return 0;
+	return !verb_in_list(c->cmds_denied, verb);
+}
+
 static const struct verb *
 find_verb(const char *name)
 {
@@ -1021,6 +1097,10 @@ cmd_dispatch(struct session *s, char *line)
 		*arg++ = '\0';
 	else
 		arg = line + strlen(line);
+	if (s->logged_in && !verb_permitted(s, line)) {
+		ctrl_reply(&s->ctrl, 550, "Permission denied.");
+		return;
+	}
 	v = find_verb(line);
 	fn = v == NULL ? NULL : s->logged_in ? v->after : v->before;
 	if (fn == NULL && (v == NULL || s->logged_in)) {

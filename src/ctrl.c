@@ -24,6 +24,9 @@
 #include "src/tls.h"
 #include "src/worker.h"
 
+/* A line of ctrl_reply_text's text longer than this is cut. */
+#define CTRL_TEXT_LINE_MAX 1024
+
 /* How long a reply write waits for room before it tries again. */
 #define CTRL_WRITE_WAIT_MS 1000
 /* How much of a command line one peek looks at for its LF. */
@@ -318,4 +321,28 @@ ctrl_peek_abor(struct ctrl *c)
 		return CTRL_PEEK_EOF;
 	c->pending_len = 0;
 	return CTRL_PEEK_ABOR;
+}
+
+void
+ctrl_reply_text(struct ctrl *c, int code, const char *text)
+{
+	char line[CTRL_TEXT_LINE_MAX];
+
+	while (*text != '\0') {
+		size_t len = strcspn(text, "\n"), i, n = 0;
+
+		for (i = 0; i < len && n + 1 < sizeof(line); i++) {
+			unsigned char ch = (unsigned char)text[i];
+
+			/* The CR of a CRLF file is not part of the line. */
+			if (ch == '\r' && i + 1 == len)
+				break;
+			line[n++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+		}
+		line[n] = '\0';
+		ctrl_reply_cont(c, code, "%s", line);
+		text += len;
+		if (*text == '\n')
+			text++;
+	}
 }

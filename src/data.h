@@ -57,6 +57,7 @@ struct xfer {
 	long long ctrl_retry_ms;	/* partial line seen: look again after this
 					   (CLOCK_MONOTONIC) */
 	unsigned long long bytes;	/* moved over the data connection */
+	long long start_ms;		/* the connection's opening (CLOCK_MONOTONIC) */
 };
 
 /*

@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -30,17 +31,22 @@
 #include "src/common/monotime.h"
 #include "src/common/reply.h"
 #include "src/common/runtime.h"
+#include "src/common/sdnotify.h"
 #include "src/common/util.h"
 #include "src/penalty.h"
 #include "src/pool.h"
+#include "src/reload.h"
 #include "src/session.h"
 #include "src/session_table.h"
+
+/* sd_listen_fds(3): the first descriptor a service manager passes. */
+#define SD_LISTEN_FDS_START 3
 
 /* Bounded: one poll wake-up serves at most this many connections. */
 #define ACCEPT_BATCH 256
 
 static int
-open_listen_socket(int family, const char *addr, unsigned port)
+open_listen_socket(int family, const char *addr, unsigned port, int v6only)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -73,14 +79,17 @@ open_listen_socket(int family, const char *addr, unsigned port)
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0)
 		die("SO_REUSEADDR: %s", strerror(errno));
 	/*
-	 * IPv6 only, whatever the system's bindv6only default: so that it
-	 * and the IPv4 socket (listen=YES) can bind the same port.
+	 * Set either way, whatever the system's bindv6only default: IPv6
+	 * only beside an IPv4 socket (listen=YES), so both can bind the
+	 * port; dual-stack alone (listen=NO, as Debian's vsftpd.conf has
+	 * it), so IPv4 clients reach it as ::ffff:a.b.c.d.
 	 */
 	if (family == AF_INET6 &&
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0)
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only)) != 0)
 		die("IPV6_V6ONLY: %s", strerror(errno));
 	if (bind(fd, (struct sockaddr *)&ss, len) != 0)
-		die("bind to port %u: %s", port, strerror(errno));
+		die("bind to %s port %u: %s", addr[0] != '\0' ? addr :
+		    family == AF_INET ? "0.0.0.0" : "[::]", port, strerror(errno));
 	if (listen(fd, SOMAXCONN) != 0)
 		die("listen: %s", strerror(errno));
 	return fd;
@@ -107,8 +116,8 @@ refuse(int fd, int tls, const char *text)
 void
 listener_child_setup(int keep_fd)
 {
-	int keep[] = { log_fd(), keep_fd, tw_rt.netns_fd };
-	static const int defaults[] = { SIGCHLD, SIGTERM, SIGHUP, SIGINT };
+	int keep[] = { log_fd(), log_xferlog_fd(), keep_fd, tw_rt.netns_fd };
+	static const int defaults[] = { SIGCHLD, SIGTERM, SIGINT };
 	sigset_t none;
 	size_t i;
 
@@ -116,6 +125,12 @@ listener_child_setup(int keep_fd)
 	for (i = 0; i < TW_ARRAY_LEN(defaults); i++)
 		if (signal(defaults[i], SIG_DFL) == SIG_ERR)
 			die("signal %d: %s", defaults[i], strerror(errno));
+	/*
+	 * SIGHUP reloads the listener; a session keeps its settings, so an
+	 * operator's `killall -HUP twinftpd` must not end it either.
+	 */
+	if (signal(SIGHUP, SIG_IGN) == SIG_ERR)
+		die("signal SIGHUP: %s", strerror(errno));
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) != 0)
 		die("sigprocmask: %s", strerror(errno));
@@ -312,6 +327,7 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 	long long deadline = tw_mono_ms() + SHUTDOWN_SECS * 1000LL;
 	pid_t *pids;
 
+	sdnotify("STOPPING=1");
 	for (i = 0; i < nl; i++)
 		close(lfds[i]);
 	pids = snapshot_children(&n);
@@ -352,25 +368,77 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 	exit(0);
 }
 
+/*
+ * Sockets a service manager bound for us (systemd's socket activation,
+ * sd_listen_fds(3)): LISTEN_FDS descriptors from 3 on, meant for us
+ * when LISTEN_PID is our pid. Each must be a listening stream socket;
+ * each serves as listen_port would (implicit FTPS with implicit_ssl).
+ * The variables are removed so that no session sees them. 1 when they
+ * are in ls, 0 when there are none.
+ */
+static int
+inherited_sockets(const struct tw_config *cfg, struct listen_socks *ls)
+{
+	const char *pid_s = getenv("LISTEN_PID"), *n_s = getenv("LISTEN_FDS");
+	unsigned long n;
+	char *end;
+	int fd;
+
+	ls->n = 0;
+	ls->inherited = 0;
+	if (pid_s == NULL || n_s == NULL)
+		return 0;
+	if (strtol(pid_s, &end, 10) != (long)getpid() || *end != '\0')
+		return 0;
+	n = strtoul(n_s, &end, 10);
+	if (*end != '\0' || n == 0)
+		return 0;
+	if (n > LISTEN_SOCKS_MAX)
+		die("LISTEN_FDS=%lu: at most %d listening sockets", n, LISTEN_SOCKS_MAX);
+	for (fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + (int)n; fd++) {
+		int type = 0, acc = 0, fl;
+		socklen_t len = sizeof(type);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 ||
+		    type != SOCK_STREAM ||
+		    (len = sizeof(acc), getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len)) != 0 ||
+		    !acc)
+			die("LISTEN_FDS: descriptor %d is not a listening stream socket "
+			    "(with listen=YES the socket unit needs Accept=no)", fd);
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0 ||
+		    fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
+			die("LISTEN_FDS: descriptor %d: %s", fd, strerror(errno));
+		ls->implicit_tls[ls->n] = cfg->implicit_ssl;
+		ls->fd[ls->n++] = fd;
+	}
+	ls->inherited = 1;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return 1;
+}
+
 void
 listener_bind(const struct tw_config *cfg, struct listen_socks *ls)
 {
 	unsigned ports[2] = { cfg->listen_port, cfg->implicit_ssl_port };
 	size_t i;
 
-	ls->n = 0;
+	if (inherited_sockets(cfg, ls) != 0)
+		return;
 	for (i = 0; i < 2 && ports[i] != 0; i++) {
 		int tls = cfg->implicit_ssl || i == 1;
 
 		if (cfg->listen) {
 			ls->implicit_tls[ls->n] = tls;
 			ls->fd[ls->n++] = open_listen_socket(AF_INET, cfg->listen_address,
-							     ports[i]);
+							     ports[i], 0);
 		}
 		if (cfg->listen_ipv6) {
 			ls->implicit_tls[ls->n] = tls;
 			ls->fd[ls->n++] = open_listen_socket(AF_INET6, cfg->listen_address6,
-							     ports[i]);
+							     ports[i], cfg->listen);
 		}
 	}
 }
@@ -395,25 +463,32 @@ signals_to_fd(void)
 	return sigfd;
 }
 
-/* Drains every pending signal, then reaps once (a batch of SIGCHLDs is one wake-up). */
+/*
+ * Drains every pending signal, then reaps once (a batch of SIGCHLDs is
+ * one wake-up) and reloads once (however many SIGHUPs came meanwhile).
+ */
 static void
-handle_signals(const struct tw_config *cfg, int sigfd, const struct listen_socks *ls)
+handle_signals(struct tw_config *cfg, int sigfd, const struct listen_socks *ls)
 {
 	struct signalfd_siginfo si;
-	int got_child = 0;
+	int got_child = 0, got_hup = 0;
 
 	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			got_child = 1;
+		else if (si.ssi_signo == SIGHUP)
+			got_hup = 1;
 		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			shutdown_sessions(cfg, ls->fd, ls->n);
 	}
 	if (got_child)
 		reap_children(cfg);
+	if (got_hup)
+		listener_reload(cfg);
 }
 
 void
-listener_run(const struct tw_config *cfg, const struct listen_socks *ls)
+listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 {
 	struct pollfd pfd[LISTEN_SOCKS_MAX + 1];
 	size_t nl = ls->n, i;
@@ -424,12 +499,21 @@ listener_run(const struct tw_config *cfg, const struct listen_socks *ls)
 	sessions_init();
 	pool_init(cfg);
 	sandbox_apply(ROLE_LISTENER, cfg);
-	tw_log(TW_LOG_INFO, "twinftpd listening on port %u (%s%s%s)%s", cfg->listen_port,
-	       cfg->listen ? "IPv4" : "", cfg->listen && cfg->listen_ipv6 ? ", " : "",
-	       cfg->listen_ipv6 ? "IPv6" : "",
-	       !cfg->ssl_enable ? "" : cfg->implicit_ssl ? ", implicit FTPS" : ", FTPS (AUTH TLS)");
-	if (cfg->implicit_ssl_port != 0)
+	if (ls->inherited)
+		tw_log(TW_LOG_INFO, "twinftpd listening on %zu socket%s from the service "
+		       "manager (LISTEN_FDS; listen_address, listen_port and "
+		       "implicit_ssl_port unused)%s", ls->n, ls->n == 1 ? "" : "s",
+		       !cfg->ssl_enable ? "" : cfg->implicit_ssl ? ", implicit FTPS"
+							  : ", FTPS (AUTH TLS)");
+	else
+		tw_log(TW_LOG_INFO, "twinftpd listening on port %u (%s%s%s)%s", cfg->listen_port,
+		       cfg->listen ? "IPv4" : "", cfg->listen && cfg->listen_ipv6 ? ", " : "",
+		       cfg->listen_ipv6 ? "IPv6" : "",
+		       !cfg->ssl_enable ? "" : cfg->implicit_ssl ? ", implicit FTPS"
+							  : ", FTPS (AUTH TLS)");
+	if (!ls->inherited && cfg->implicit_ssl_port != 0)
 		tw_log(TW_LOG_INFO, "implicit FTPS on port %u", cfg->implicit_ssl_port);
+	sdnotify_ready();
 
 	for (i = 0; i < nl; i++) {
 		pfd[i].fd = ls->fd[i];

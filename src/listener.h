@@ -14,16 +14,21 @@ struct listen_socks {
 	/* Sessions start with TLS there (implicit FTPS): no plaintext 421. */
 	int implicit_tls[LISTEN_SOCKS_MAX];
 	size_t n;
+	int inherited;		/* from the service manager (LISTEN_FDS) */
 };
 
 /*
- * Binds the configured listening sockets; dies if one cannot be bound.
- * Called before the daemon detaches, so that the operator sees why.
+ * Takes the listening sockets a service manager passed (LISTEN_FDS), or
+ * else binds the configured ones; dies if one cannot be bound. Called
+ * before the daemon detaches, so that the operator sees why.
  */
 void listener_bind(const struct tw_config *cfg, struct listen_socks *ls);
 
-/* Accepts on ls, enforces limits, hands each connection to a session. */
-void listener_run(const struct tw_config *cfg, const struct listen_socks *ls)
+/*
+ * Accepts on ls, enforces limits, hands each connection to a session.
+ * SIGHUP replaces *cfg with the configuration read again (src/reload.h).
+ */
+void listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 	__attribute__((noreturn));
 
 /*

@@ -3,30 +3,30 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tw_build.h"
 #include "privsep/auth.h"
 #include "src/common/config.h"
+#include "src/common/runtime.h"
+#include "src/common/sdnotify.h"
+#include "src/derived.h"
+#include "src/reload.h"
 #include "src/listener.h"
 #include "src/common/log.h"
 #include "privsep/monitor.h"
 #include "src/session.h"
+#include "src/startcheck.h"
 #include "sandbox/sandbox.h"
 #include "src/common/util.h"
 #include "src/tls.h"
 
-/* The nicest a process can be (setpriority(2) takes -20..19). */
-#define NICEST (PRIO_MAX - 1)
 /* -o options on one command line. */
 #define MAX_OVERRIDES 64
 
@@ -36,52 +36,6 @@ usage(void)
 	fprintf(stderr, "usage: twinftpd [-t] [-o name=value]... [config-file]\n"
 		"       twinftpd -v | --dump-man-options\n");
 	exit(2);
-}
-
-/*
- * The pre-login worker is chrooted here: it must exist, belong to root and
- * be writable by nobody else, or a compromised worker could plant files.
- */
-static void
-prepare_secure_chroot(const char *dir)
-{
-	struct stat st;
-
-	if (dir[0] != '/')
-		die("secure_chroot_dir must be an absolute path: %s", dir);
-	if (stat(dir, &st) != 0) {
-		if (errno != ENOENT || mkdir(dir, 0555) != 0 || stat(dir, &st) != 0)
-			die("cannot create secure_chroot_dir %s: %s", dir, strerror(errno));
-	}
-	if (!S_ISDIR(st.st_mode))
-		die("secure_chroot_dir %s is not a directory", dir);
-	if (st.st_uid != 0 || (st.st_mode & 022) != 0)
-		die("secure_chroot_dir %s must be owned by root and not writable by others", dir);
-}
-
-static void
-resolve_runtime(const struct tw_config *cfg)
-{
-	struct passwd *pw = getpwnam(cfg->nopriv_user);
-
-	if (pw == NULL)
-		die("nopriv_user %s does not exist", cfg->nopriv_user);
-	if (pw->pw_uid == 0 || pw->pw_gid == 0)
-		die("nopriv_user %s must not be root or in group root", cfg->nopriv_user);
-	tw_rt.nopriv_uid = pw->pw_uid;
-	tw_rt.nopriv_gid = pw->pw_gid;
-	if (cfg->anonymous_enable) {
-		pw = getpwnam(cfg->ftp_username);
-		if (pw == NULL)
-			die("ftp_username %s does not exist (anonymous_enable=YES)",
-			    cfg->ftp_username);
-		tw_rt.have_ftp_user = 1;
-		tw_rt.ftp_uid = pw->pw_uid;
-		tw_rt.ftp_gid = pw->pw_gid;
-		if (tw_strlcpy(tw_rt.ftp_home, pw->pw_dir, sizeof(tw_rt.ftp_home)) != 0)
-			die("home directory of %s is too long", cfg->ftp_username);
-	}
-	prepare_secure_chroot(cfg->secure_chroot_dir);
 }
 
 /*
@@ -108,35 +62,6 @@ setup_namespaces(const struct tw_config *cfg)
 	}
 }
 
-/*
- * login_nice: sessions run that much nicer than the listener until their
- * login, and the monitor needs CAP_SYS_NICE to give them the listener's
- * priority back then. Without it (a container), the option is off.
- */
-static void
-setup_login_nice(const struct tw_config *cfg)
-{
-	int base;
-
-	errno = 0;
-	base = getpriority(PRIO_PROCESS, 0);
-	if (base == -1 && errno != 0)
-		base = 0;
-	tw_rt.base_nice = base;
-	tw_rt.login_nice = 0;
-	if (cfg->login_nice == 0)
-		return;
-	if (!creds_have(CAP_SYS_NICE)) {
-		tw_log(TW_LOG_WARN, "login_nice off: without CAP_SYS_NICE a session "
-		       "could not get its priority back at login");
-		return;
-	}
-	tw_rt.login_nice = base + (int)cfg->login_nice > NICEST ? NICEST - base
-								: (int)cfg->login_nice;
-	if (tw_rt.login_nice < 0)
-		tw_rt.login_nice = 0;
-}
-
 static void
 check_sandbox(const struct tw_config *cfg)
 {
@@ -154,6 +79,9 @@ check_sandbox(const struct tw_config *cfg)
 			die("seccomp filters cannot be installed on this system "
 			    "(set seccomp_sandbox=NO to run without them)");
 	}
+	/* Said once per start: in inetd mode that is once per session. */
+	if (!cfg->listen && !cfg->listen_ipv6)
+		return;
 	tw_log(TW_LOG_INFO, "sandbox: seccomp %s, network namespace %s, PID/IPC "
 	       "namespaces %s, pool of %u ready sessions, login_nice %d",
 	       !cfg->seccomp_sandbox ? "off" : cfg->seccomp_log_only ? "log-only" : "on",
@@ -222,10 +150,11 @@ daemonize(void)
 }
 
 static void __attribute__((noreturn))
-run_listener(const struct tw_config *cfg)
+run_listener(struct tw_config *cfg)
 {
 	struct listen_socks ls;
 
+	sdnotify_init();
 	listener_bind(cfg, &ls);
 	if (cfg->background)
 		daemonize();
@@ -245,6 +174,10 @@ run_inetd(const struct tw_config *cfg)
 	if (fd < 0)
 		die("inetd mode: %s", strerror(errno));
 	stdio_to_null();
+	/* As in every session process: a `pkill -HUP twinftpd` meant for a
+	 * listener (logrotate's) must not end this one. */
+	if (signal(SIGHUP, SIG_IGN) == SIG_ERR)
+		die("signal SIGHUP: %s", strerror(errno));
 	log_set_role("monitor");
 	session_run(cfg, fd);
 }
@@ -255,67 +188,94 @@ warn_stderr(const char *msg)
 	fprintf(stderr, "twinftpd: warning: %s\n", msg);
 }
 
+/* The file the cross-option checks name (they belong to no line). */
+static const char *check_origin;
+
+static void
+report_problem(void *ctx, enum cfg_severity sev, const char *msg)
+{
+	(void)ctx;
+	if (sev == CFG_NOTE)
+		fprintf(stderr, "twinftpd: note: %s\n", msg);
+	else if (check_origin != NULL)
+		fprintf(stderr, "twinftpd: %s: %s\n", check_origin, msg);
+	else
+		fprintf(stderr, "twinftpd: %s\n", msg);
+}
+
 int
 main(int argc, char **argv)
 {
 	static struct tw_config cfg;
-	const char *overrides[MAX_OVERRIDES];
-	const char *path = NULL;
-	size_t noverrides = 0, i;
-	int check_only = 0, explicit_path;
-	char err[CONFIG_MAX_LINE + 256];
+	static const char *overrides[MAX_OVERRIDES];
+	static struct config_source src;
+	int check_only = 0;
+	unsigned errors = 0;
+	size_t i;
+	char err[CONFIG_MAX_MSG + 256];
 
-	config_init_defaults(&cfg);
+	tls_heap_install();
+
 	for (i = 1; i < (size_t)argc; i++) {
 		const char *a = argv[i];
 
 		if (strcmp(a, "-t") == 0) {
 			check_only = 1;
 		} else if (strcmp(a, "-o") == 0) {
-			if (++i >= (size_t)argc || noverrides >= TW_ARRAY_LEN(overrides))
+			if (++i >= (size_t)argc || src.noverrides >= TW_ARRAY_LEN(overrides))
 				usage();
-			overrides[noverrides++] = argv[i];
+			overrides[src.noverrides++] = argv[i];
 		} else if (strncmp(a, "-o", 2) == 0 && a[2] != '\0') {
-			if (noverrides >= TW_ARRAY_LEN(overrides))
+			if (src.noverrides >= TW_ARRAY_LEN(overrides))
 				usage();
-			overrides[noverrides++] = a + 2;
+			overrides[src.noverrides++] = a + 2;
 		} else if (strcmp(a, "-v") == 0) {
 			printf("twinftpd %s\n", TW_VERSION);
 			return 0;
 		} else if (strcmp(a, "--dump-man-options") == 0) {
 			return config_print_man(stdout) == 0 ? 0 : 1;
-		} else if (a[0] == '-' || path != NULL) {
+		} else if (a[0] == '-' || src.path != NULL) {
 			usage();
 		} else {
-			path = a;
+			src.path = a;
 		}
 	}
-	explicit_path = path != NULL;
-	if (path == NULL)
-		path = TW_DEFAULT_CONFIG;
-	if (explicit_path || access(path, F_OK) == 0) {
-		if (config_load_file(&cfg, path, err, sizeof(err)) != 0) {
-			fprintf(stderr, "twinftpd: %s\n", err);
-			return 1;
-		}
+	src.explicit_path = src.path != NULL;
+	if (src.path == NULL)
+		src.path = TW_DEFAULT_CONFIG;
+	src.overrides = overrides;
+	/*
+	 * At start every problem is named (a reload, src/reload.c, stops at
+	 * the first): each line, then the options together and (for -t) the
+	 * world they name. A line in error left its option at the default,
+	 * which these then check.
+	 */
+	config_init_defaults(&cfg);
+	if (src.explicit_path || access(src.path, F_OK) == 0)
+		errors += config_load_file_all(&cfg, src.path, report_problem, NULL);
+	for (i = 0; i < src.noverrides; i++)
+		errors += config_apply_line_all(&cfg, overrides[i], "-o", (unsigned)(i + 1),
+						report_problem, NULL);
+	check_origin = src.path;
+	errors += config_check_all(&cfg, report_problem, NULL);
+	/*
+	 * The certificate and key: -t checks them as a start would, once
+	 * the TLS options themselves are sound.
+	 */
+	if (errors == 0 && tls_init(&cfg, err, sizeof(err)) != 0) {
+		report_problem(NULL, CFG_ERROR, err);
+		errors++;
 	}
-	for (i = 0; i < noverrides; i++) {
-		if (config_apply_line(&cfg, overrides[i], "-o", (unsigned)(i + 1),
-				      err, sizeof(err)) != 0) {
-			fprintf(stderr, "twinftpd: %s\n", err);
-			return 1;
-		}
-	}
-	if (config_check(&cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "twinftpd: %s: %s\n", path, err);
+	check_origin = NULL;
+	if (check_only)
+		errors += startcheck_report(&cfg, report_problem, NULL);
+	if (errors != 0) {
+		if (check_only)
+			fprintf(stderr, "twinftpd: %u problem%s found\n", errors,
+				errors == 1 ? "" : "s");
 		return 1;
 	}
 	config_warnings(&cfg, warn_stderr);
-	/* The certificate and key: -t checks them as a start would. */
-	if (tls_init(&cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "twinftpd: %s: %s\n", path, err);
-		return 1;
-	}
 	if (check_only) {
 		return config_print(&cfg, stdout) == 0 ? 0 : 1;
 	}
@@ -324,12 +284,17 @@ main(int argc, char **argv)
 
 	sandbox_log_only = cfg.seccomp_log_only;
 	signal(SIGPIPE, SIG_IGN);
-	resolve_runtime(&cfg);
-	auth_preload(&cfg);
 	log_open(&cfg);
+	/* In inetd mode stderr may be the client's connection. */
+	if (cfg.listen || cfg.listen_ipv6)
+		log_errors_to_stderr();
 	check_file_limit();
 	setup_namespaces(&cfg);
-	setup_login_nice(&cfg);
+	/* Logged, and on stderr too in standalone mode (log_errors_to_stderr;
+	 * in inetd mode stderr may be the client's connection). */
+	if (derived_build(&cfg, 0, err, sizeof(err)) != 0)
+		die("%s", err);
+	reload_set_source(&src);
 	sandbox_worker_no_net = tw_rt.netns_fd >= 0;
 	sandbox_prepare(&cfg);
 	check_sandbox(&cfg);

@@ -61,6 +61,13 @@ struct pool_slot {
 static struct {
 	struct pool_slot *slots;
 	size_t n, cap;
+	/*
+	 * Pairs forked before the last reload: never handed a client (they
+	 * hold the old settings), ended POOL_BATCH at a time beside the
+	 * refill, like a trim.
+	 */
+	struct pool_slot *retiring;
+	size_t nretiring, capretiring;
 	unsigned long on_demand;	/* connections forked because the pool was empty */
 	time_t burst_logged;
 	time_t death_second;		/* idle pairs that died in this second... */
@@ -77,6 +84,13 @@ static struct {
 	time_t resized;			/* last growth or shrink */
 	long long last_accept_ms;	/* refills wait for a quiet moment */
 } pool;
+
+static unsigned
+pool_max(const struct tw_config *cfg)
+{
+	return cfg->prefork_max_sessions > cfg->prefork_sessions ? cfg->prefork_max_sessions
+								  : cfg->prefork_sessions;
+}
 
 void
 pool_init(const struct tw_config *cfg)
@@ -122,6 +136,13 @@ pool_forget(pid_t pid)
 			return;
 		}
 	}
+	for (i = 0; i < pool.nretiring; i++) {
+		if (pool.retiring[i].pid == pid) {
+			close(pool.retiring[i].chan);
+			pool.retiring[i] = pool.retiring[--pool.nretiring];
+			return;
+		}
+	}
 }
 
 int
@@ -132,19 +153,47 @@ pool_has(pid_t pid)
 	for (i = 0; i < pool.n; i++)
 		if (pool.slots[i].pid == pid)
 			return 1;
+	for (i = 0; i < pool.nretiring; i++)
+		if (pool.retiring[i].pid == pid)
+			return 1;
 	return 0;
 }
 
 size_t
 pool_count(void)
 {
-	return pool.n;
+	return pool.n + pool.nretiring;
 }
 
 pid_t
 pool_pid(size_t i)
 {
-	return pool.slots[i].pid;
+	return i < pool.n ? pool.slots[i].pid : pool.retiring[i - pool.n].pid;
+}
+
+void
+pool_reload(const struct tw_config *cfg)
+{
+	size_t need = pool.nretiring + pool.n;
+
+	if (need > pool.capretiring) {
+		struct pool_slot *nr = realloc(pool.retiring, need * sizeof(*nr));
+
+		if (nr == NULL) {
+			/* No room to retire them in steps: end them now. */
+			while (pool.n > 0)
+				close(pool.slots[--pool.n].chan);
+		} else {
+			pool.retiring = nr;
+			pool.capretiring = need;
+		}
+	}
+	while (pool.n > 0)
+		pool.retiring[pool.nretiring++] = pool.slots[--pool.n];
+	if (pool.target < cfg->prefork_sessions)
+		pool.target = cfg->prefork_sessions;
+	if (pool.target > pool_max(cfg))
+		pool.target = pool_max(cfg);
 }
 
 /* Room for one more slot. 0, or -1 when out of memory. */
@@ -197,13 +246,6 @@ pool_spawn(const struct tw_config *cfg)
 	pool.n++;
 }
 
-static unsigned
-pool_max(const struct tw_config *cfg)
-{
-	return cfg->prefork_max_sessions > cfg->prefork_sessions ? cfg->prefork_max_sessions
-								  : cfg->prefork_sessions;
-}
-
 void
 pool_note_accept(void)
 {
@@ -215,8 +257,11 @@ pool_missed(const struct tw_config *cfg)
 {
 	time_t now = tw_mono_sec();
 
-	/* Without a pool, forking on accept is the normal way, not a burst. */
-	if (cfg->prefork_sessions == 0)
+	/*
+	 * Without a pool, forking on accept is the normal way, not a burst;
+	 * nor is it while a reload's new pairs are being forked.
+	 */
+	if (cfg->prefork_sessions == 0 || pool.nretiring > 0)
 		return;
 	if (pool.target < pool_max(cfg))
 		pool.target++;
@@ -240,13 +285,16 @@ pool_shrink(const struct tw_config *cfg, time_t now)
 }
 
 /* A closed channel ends an idle pair: its monitor reads EOF. A few per
- * call, so that hundreds of exits do not land on the CPU at once. */
+ * call, so that hundreds of exits do not land on the CPU at once; pairs
+ * retired by a reload go first. */
 static void
 pool_trim(void)
 {
-	unsigned budget = POOL_BATCH;
+	unsigned ended;
 
-	while (pool.n > pool.target && budget-- > 0)
+	for (ended = 0; ended < POOL_BATCH && pool.nretiring > 0; ended++)
+		close(pool.retiring[--pool.nretiring].chan);
+	for (; ended < POOL_BATCH && pool.n > pool.target; ended++)
 		close(pool.slots[--pool.n].chan);
 }
 
@@ -268,9 +316,11 @@ pool_refill(const struct tw_config *cfg)
 
 	if (pool.target > cfg->prefork_sessions && now - pool.resized >= POOL_SHRINK_SECS)
 		pool_shrink(cfg, now);
-	if (pool.n > pool.target) {
+	if (pool.n > pool.target || pool.nretiring > 0) {
 		pool_trim();
-		return POOL_PACE_MS;
+		/* New pairs first: retiring ones cannot take a client. */
+		if (pool.n >= pool.target / 4)
+			return POOL_PACE_MS;
 	}
 	if (pool.n < pool.target) {
 		int urgent = pool.n < pool.target / 4;

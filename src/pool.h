@@ -29,6 +29,15 @@ int pool_refill(const struct tw_config *cfg);
  */
 int pool_hand_off(int cfd, pid_t *pid);
 
+/*
+ * The settings changed (SIGHUP): the ready pairs, forked with the old
+ * ones, are retired (never handed a client, ended a few at a time) and
+ * the pool refills with pairs forked under cfg, its size kept within
+ * cfg's bounds. Connections meanwhile are forked on demand if no new
+ * pair is ready yet, never refused.
+ */
+void pool_reload(const struct tw_config *cfg);
+
 /* A connection found the pool empty: it should hold one more pair. */
 void pool_missed(const struct tw_config *cfg);
 
@@ -41,9 +50,10 @@ void pool_forget(pid_t pid);
 /* Whether pid is a ready pair not yet reaped (so its pid is ours). */
 int pool_has(pid_t pid);
 
+/* Ready pairs, those being retired included (they are children too). */
 size_t pool_count(void);
 
-/* The monitor of the i-th ready pair, i < pool_count(). */
+/* The monitor of the i-th ready or retiring pair, i < pool_count(). */
 pid_t pool_pid(size_t i);
 
 #endif

@@ -151,6 +151,8 @@ relay_run(struct session *s, int plain_fd)
 	if (fl < 0 || fcntl(plain_fd, F_SETFL, fl | O_NONBLOCK) != 0)
 		_exit(0);
 	sandbox_apply(ROLE_TLS_RELAY, s->cfg);
+	/* The handshake and the login ran deeper than this loop will. */
+	tw_stack_trim();
 	for (;;) {
 		int moved;
 

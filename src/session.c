@@ -24,6 +24,7 @@
 #include "src/common/config.h"
 #include "src/common/log.h"
 #include "src/common/runtime.h"
+#include "src/common/sockaddr.h"
 #include "src/common/util.h"
 #include "src/tls.h"
 #include "src/worker.h"
@@ -321,6 +322,8 @@ session_attach_client(int client_fd)
 	len = sizeof(mon.local);
 	if (getsockname(client_fd, (struct sockaddr *)&mon.local, &len) != 0)
 		die("getsockname: %s", strerror(errno));
+	sa_unmap_v4(&mon.peer);
+	sa_unmap_v4(&mon.local);
 	a = mon.peer.ss_family == AF_INET
 		? (const void *)&((struct sockaddr_in *)&mon.peer)->sin_addr
 		: (const void *)&((struct sockaddr_in6 *)&mon.peer)->sin6_addr;

@@ -349,7 +349,7 @@ add_key(SSL_CTX *ctx, const struct tw_config *cfg, char *err, size_t errlen)
  * listener's memory holds, every session process inherits.
  */
 static int
-check_key_apart(const struct tw_config *cfg, char *err, size_t errlen)
+check_key_apart(SSL_CTX *ctx, const struct tw_config *cfg, char *err, size_t errlen)
 {
 	int pfd[2], status;
 	ssize_t n;
@@ -365,7 +365,7 @@ check_key_apart(const struct tw_config *cfg, char *err, size_t errlen)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		if (add_key(ctrl_ctx, cfg, err, errlen) != 0) {
+		if (add_key(ctx, cfg, err, errlen) != 0) {
 			(void)!write(pfd[1], err, strlen(err));
 			_exit(1);
 		}
@@ -470,15 +470,24 @@ warm_up(const struct tw_config *cfg)
 int
 tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 {
-	SSL_CTX *ctx;
+	static int warmed;
+	SSL_CTX *ctx, *dctx = NULL;
 
 	tls_cfg = cfg;
-	if (!cfg->ssl_enable)
+	if (!cfg->ssl_enable) {
+		/* Turned off by a reload: pre-login workers read no key. */
+		SSL_CTX_free(ctrl_ctx);
+		SSL_CTX_free(data_ctx);
+		ctrl_ctx = data_ctx = NULL;
 		return 0;
+	}
 	/* Everything OpenSSL would load lazily, loaded here, outside the jails. */
 	if (!OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL))
 		return tls_error(err, errlen, "cannot initialise OpenSSL");
-	warm_up(cfg);
+	/* Once: what it loads stays loaded across reloads. */
+	if (!warmed)
+		warm_up(cfg);
+	warmed = 1;
 	ctx = ctx_new(cfg, err, errlen);
 	if (ctx == NULL)
 		return -1;
@@ -487,29 +496,25 @@ tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 		goto fail;
 	}
 	if (check_validity(ctx, cfg->rsa_cert_file, err, errlen) != 0 ||
-	    setup_client_certs(ctx, cfg, err, errlen) != 0)
+	    setup_client_certs(ctx, cfg, err, errlen) != 0 ||
+	    check_key_apart(ctx, cfg, err, errlen) != 0)
 		goto fail;
-	SSL_CTX_free(ctrl_ctx);
-	ctrl_ctx = ctx;
-	if (check_key_apart(cfg, err, errlen) != 0) {
-		ctrl_ctx = NULL;
-		goto fail;
-	}
 	/*
 	 * The data context too, once, here: a context costs OpenSSL 3 some
 	 * 300 KB of allocations, which every session would otherwise make
 	 * privately; built before the fork it is shared, and a session only
 	 * sets its ticket keys in it.
 	 */
-	SSL_CTX_free(data_ctx);
-	data_ctx = NULL;
 	if (cfg->require_ssl_reuse) {
-		data_ctx = ctx_new(cfg, err, errlen);
-		if (data_ctx == NULL) {
-			ctrl_ctx = NULL;
+		dctx = ctx_new(cfg, err, errlen);
+		if (dctx == NULL)
 			goto fail;
-		}
 	}
+	/* Replaced only once all of it is good: a refused reload keeps the old. */
+	SSL_CTX_free(ctrl_ctx);
+	ctrl_ctx = ctx;
+	SSL_CTX_free(data_ctx);
+	data_ctx = dctx;
 	return 0;
 fail:
 	SSL_CTX_free(ctx);
@@ -523,6 +528,7 @@ tls_load_key(const struct tw_config *cfg)
 
 	if (ctrl_ctx == NULL)
 		return;
+	tls_heap_own();
 	if (add_key(ctrl_ctx, cfg, err, sizeof(err)) != 0)
 		die("TLS: %s", err);
 	/* Decoding took far more than the key keeps (memory per session). */
@@ -570,6 +576,7 @@ tls_data_ctx_init(const struct tw_config *cfg)
 {
 	if (ctrl_ctx == NULL)
 		return;
+	tls_heap_own();
 	if (!cfg->require_ssl_reuse) {
 		/* Full handshakes need the key: vsftpd's model, by choice. */
 		tls_load_key(cfg);
@@ -585,6 +592,14 @@ tls_data_ctx_init(const struct tw_config *cfg)
 	 */
 	ctrl_ctx = NULL;
 	set_ticket_keys(data_ctx);
+	/*
+	 * No TLS 1.3 ticket after a data handshake: the control session's
+	 * ticket is what the next data connection resumes, and an upload's
+	 * client never reads one, so it would close with unread data, and
+	 * its kernel's reset could overtake (and discard) its close_notify:
+	 * a complete upload refused as cut short (strict_ssl_read_eof).
+	 */
+	SSL_CTX_set_num_tickets(data_ctx, 0);
 }
 
 SSL *

@@ -27,11 +27,21 @@
 struct tw_config;
 
 /*
- * Listener, at start: initialises OpenSSL and builds the control context
- * from rsa_cert_file / rsa_private_key_file / ca_certs_file. -t uses it
- * too. 0, or -1 with a message in err (unreadable, not matching, expired).
+ * Listener, at start and at each reload: initialises OpenSSL and builds
+ * the control context from rsa_cert_file / rsa_private_key_file /
+ * ca_certs_file (none with ssl_enable=NO). -t uses it too. 0, or -1 with
+ * a message in err (unreadable, not matching, expired) and the context
+ * in force unchanged.
  */
 int tls_init(const struct tw_config *cfg, char *err, size_t errlen);
+/*
+ * tls_heap.c: OpenSSL's allocator. Install first thing in main() (before
+ * any OpenSSL call); a session process that will use TLS owns its heap
+ * from then on (tls_heap_own).
+ */
+void tls_heap_install(void);
+void tls_heap_own(void);
+
 /* Whether tls_init built a context (ssl_enable). */
 int tls_enabled(void);
 

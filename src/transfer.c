@@ -442,6 +442,7 @@ xfer_open(struct xfer *x, struct session *s)
 		}
 	}
 	x->watch_ctrl = 1;
+	x->start_ms = tw_mono_ms();
 	/*
 	 * Small writes (a listing's last lines) go out at once, not after a
 	 * delayed ACK. Only latency depends on it: the transfer goes on.
@@ -573,6 +574,12 @@ data_cmd_retr(struct session *s, const char *path)
 	if (take_rest(s, &rest) != 0)
 		return;
 	file = regular_file(open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), &st);
+	/* An anonymous session reads only what anybody may read (vsftpd). */
+	if (file >= 0 && s->anonymous && s->cfg->anon_world_readable_only &&
+	    (st.st_mode & S_IROTH) == 0) {
+		close(file);
+		file = -1;
+	}
 	if (file < 0) {
 		ctrl_reply(&s->ctrl, 550, "Failed to open file.");
 		return;
@@ -587,8 +594,7 @@ data_cmd_retr(struct session *s, const char *path)
 	close(file);
 	xfer_reply(s, rc, "Transfer complete.");
 	/* After the reply: the client need not wait for the monitor's log. */
-	worker_xferlog(s, "DOWNLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL",
-		       path, x.bytes, rest ? " (resumed)" : "");
+	worker_xfer_done(s, &x, 0, rc == XFER_OK, path);
 }
 
 /* Every open of an upload target; O_NONBLOCK so that a FIFO cannot hang it. */
@@ -805,6 +811,5 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 		ctrl_reply(&s->ctrl, 226, "Transfer complete (unique file name: %s).", u.name);
 	else
 		xfer_reply(s, rc, "Transfer complete.");
-	worker_xferlog(s, "UPLOAD %s %s, %llu bytes%s", rc == XFER_OK ? "OK" : "FAIL", u.name,
-		       x.bytes, u.rest ? " (resumed)" : append ? " (append)" : "");
+	worker_xfer_done(s, &x, 1, rc == XFER_OK, u.name);
 }

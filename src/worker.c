@@ -10,12 +10,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <limits.h>
+#include <stdint.h>
+
 #include "src/common/config.h"
 #include "privsep/ipc.h"
 #include "src/proto/listing.h"
 #include "src/common/log.h"
+#include "src/common/monotime.h"
+#include "src/common/runtime.h"
 #include "src/common/sockaddr.h"
 #include "src/common/util.h"
+#include "src/data.h"
+#include "src/proto/ftpparse.h"
 #include "src/worker.h"
 
 static void __attribute__((format(printf, 1, 0)))
@@ -50,6 +57,31 @@ worker_xferlog(struct session *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+void
+worker_xfer_done(struct session *s, const struct xfer *x, int upload, int ok,
+		 const char *path)
+{
+	char cwd[PATH_MAX], full[PATH_MAX];
+	long long ms = tw_mono_ms() - x->start_ms;
+	struct ipc_msg m;
+
+	if (!s->cfg->xferlog_enable)
+		return;
+	/* The log names the file as the session sees it: from its root. */
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL &&
+	    ftp_path_join(cwd, path, full, sizeof(full)) >= 0)
+		path = full;
+	ipc_init(&m, IPC_XFERLOG);
+	ipc_put_u32(&m, (upload ? IPC_XFER_UPLOAD : 0) | (ok ? IPC_XFER_OK : 0) |
+		    (s->ascii ? IPC_XFER_ASCII : 0));
+	ipc_put_u32(&m, (uint32_t)(x->bytes >> 32));
+	ipc_put_u32(&m, (uint32_t)x->bytes);
+	ipc_put_u32(&m, ms < 0 ? 0 : ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
+	ipc_put_str(&m, path, strnlen(path, IPC_MAX_XFERPATH));
+	/* Best effort, as every log line: a monitor gone ends us anyway. */
+	(void)ipc_send(s->ipc_fd, &m);
+}
+
 static void
 session_init(struct session *s, const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 {
@@ -75,6 +107,8 @@ session_learn_addresses(struct session *s)
 	len = sizeof(s->local);
 	if (getsockname(s->ctrl.fd, (struct sockaddr *)&s->local, &len) != 0)
 		die("getsockname: %s", strerror(errno));
+	sa_unmap_v4(&s->peer);
+	sa_unmap_v4(&s->local);
 }
 
 void
@@ -163,10 +197,15 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 	session_learn_addresses(s);
 	if (session_implicit_tls(s))
 		worker_start_tls(s);
-	if (cfg->ftpd_banner[0] != '\0')
+	if (tw_rt.banner[0] != '\0') {
+		/* vsftpd's shape: the file as 220- lines, then a bare 220. */
+		ctrl_reply_text(&s->ctrl, 220, tw_rt.banner);
+		ctrl_reply(&s->ctrl, 220, "%s", "");
+	} else if (cfg->ftpd_banner[0] != '\0') {
 		ctrl_reply(&s->ctrl, 220, "%s", cfg->ftpd_banner);
-	else
+	} else {
 		ctrl_reply(&s->ctrl, 220, "twinftpd ready.");
+	}
 	serve_commands(s);
 }
 

@@ -60,6 +60,9 @@ struct worker_login {
 	struct sockaddr_storage peer, local;	/* of the control connection */
 };
 
+/* vsftpd shows a directory's message once per session; we remember this many. */
+#define SESSION_DIRS_SEEN 32
+
 struct session {
 	const struct tw_config *cfg;
 	struct ctrl ctrl;
@@ -83,6 +86,10 @@ struct session {
 	int pasv_fd;			/* listening passive socket, or -1 */
 	int port_set;
 	struct sockaddr_storage port_addr;
+
+	/* Directories whose message_file was shown (dirmessage_enable). */
+	struct dir_seen { dev_t dev; ino_t ino; } dirs_seen[SESSION_DIRS_SEEN];
+	unsigned ndirs_seen;
 };
 
 /* --- worker.c --- */
@@ -149,6 +156,13 @@ void ctrl_replyf(struct ctrl *c, int code, char sep, const char *fmt, ...)
 /* One reply line: "CODE text\r\n". */
 #define ctrl_reply(c, code, ...)	ctrl_replyf((c), (code), ' ', __VA_ARGS__)
 /* A line of a multi-line reply: "CODE-text\r\n". */
+/*
+ * text (an operator's or a user's file: banner_file, message_file) as
+ * "code-" lines, one per line of it, each control byte shown as '?' so
+ * that it cannot end the reply or forge another. The caller ends the
+ * reply with ctrl_reply().
+ */
+void ctrl_reply_text(struct ctrl *c, int code, const char *text);
 #define ctrl_reply_cont(c, code, ...)	ctrl_replyf((c), (code), '-', __VA_ARGS__)
 /* A raw line (e.g. " text" inside a multi-line reply); CRLF appended. */
 #define ctrl_reply_raw(c, ...)		ctrl_replyf((c), 0, ' ', __VA_ARGS__)
@@ -174,6 +188,14 @@ int testhook_run(struct session *s, const char *arg);
 /* A transfer or file-change line: logged only with xferlog_enable. */
 void worker_xferlog(struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A transfer ended (after its reply): the monitor writes its log lines,
+ * adding the user and client (IPC_XFERLOG). path as the client named it.
+ */
+struct xfer;
+void worker_xfer_done(struct session *s, const struct xfer *x, int upload, int ok,
+		      const char *path);
 
 /* Sends one line to the monitor's log. */
 void worker_log(struct session *s, const char *fmt, ...)

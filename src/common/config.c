@@ -117,6 +117,74 @@ static const char *const vsftpd_options[] = {
 	"utf8_filesystem",
 };
 
+/*
+ * vsftpd options twinftpd does not implement, with the value at which
+ * each changes nothing here: what twinftpd does anyway, which is
+ * vsftpd's default for most (not for lock_upload_files, mdtm_write and
+ * anon_world_readable_only, whose vsftpd defaults twinftpd does not
+ * have). A vsftpd.conf that spells out such a value starts, with a note. Any other value
+ * would change behaviour and stays an error. kind: 'b' YES/NO, 'n' a
+ * decimal and 'o' an octal number, 's' a string ("" for unset), '*' any
+ * value, for the options whose every value means nothing here; why says
+ * so.
+ */
+static const struct {
+	const char *name;
+	char kind;
+	const char *value;
+	const char *why;
+} vsftpd_inert[] = {
+	{ "async_abor_enable", '*', NULL,
+	  "ABOR is always understood, with or without the Telnet urgent signal" },
+	{ "utf8_filesystem", '*', NULL,
+	  "file names are passed as the bytes they are, and FEAT always names UTF8" },
+	{ "one_process_model", 'b', "NO", NULL },
+	{ "tcp_wrappers", 'b', "NO", NULL },
+	{ "setproctitle_enable", '*', NULL,
+	  "process titles are not changed" },
+	{ "no_log_lock", '*', NULL,
+	  "each log line is written whole in one append, without a lock" },
+	{ "check_shell", '*', NULL,
+	  "local logins go through PAM, which vsftpd too lets decide about shells" },
+	{ "session_support", 'b', "NO", NULL },
+	{ "ptrace_sandbox", 'b', "NO", NULL },
+	{ "run_as_launching_user", 'b', "NO", NULL },
+	{ "tilde_user_enable", 'b', "NO", NULL },
+	{ "passwd_chroot_enable", 'b', "NO", NULL },
+	{ "ftp_enable", 'b', "YES", NULL },
+	{ "http_enable", 'b', "NO", NULL },
+	{ "deny_email_enable", 'b', "NO", NULL },
+	{ "secure_email_list_enable", 'b', "NO", NULL },
+	{ "force_dot_files", 'b', "NO", NULL },
+	{ "delete_failed_uploads", 'b', "NO", NULL },
+	{ "text_userdb_names", 'b', "NO", NULL },
+	{ "ls_recurse_enable", 'b', "NO", NULL },
+	{ "chown_uploads", 'b', "NO", NULL },
+	{ "guest_enable", 'b', "NO", NULL },
+	{ "virtual_use_local_privs", 'b', "NO", NULL },
+	{ "pasv_addr_resolve", 'b', "NO", NULL },
+	{ "log_ftp_protocol", 'b', "NO", NULL },
+	{ "mdtm_write", 'b', "NO", NULL },
+	{ "lock_upload_files", 'b', "NO", NULL },
+	{ "anon_max_rate", 'n', "0", NULL },
+	{ "local_max_rate", 'n', "0", NULL },
+	{ "delay_successful_login", 'n', "0", NULL },
+	{ "trans_chunk_size", 'n', "0", NULL },
+	{ "chown_upload_mode", 'o', "0600", NULL },
+	{ "chown_username", 's', "root", NULL },
+	{ "guest_username", 's', "ftp", NULL },
+	{ "banned_email_file", 's', "/etc/vsftpd.banned_emails", NULL },
+	{ "email_password_file", 's', "/etc/vsftpd.email_passwords", NULL },
+	{ "deny_file", 's', "", NULL },
+	{ "hide_file", 's', "", NULL },
+	{ "user_config_dir", 's', "", NULL },
+	{ "user_sub_token", 's', "", NULL },
+	{ "dsa_cert_file", 's', "", NULL },
+	{ "dsa_private_key_file", 's', "", NULL },
+	{ "download_file", 's', "", NULL },
+	{ "upload_file", 's', "", NULL },
+};
+
 /* How much of a hostile name or value an error message repeats. */
 #define MSG_QUOTE_MAX 64
 
@@ -370,9 +438,80 @@ config_init_defaults(struct tw_config *c)
 	}
 }
 
-int
-config_apply_line(struct tw_config *c, const char *text, const char *origin,
-		  unsigned line, char *err, size_t errlen)
+/* Whether value means vsftpd_inert[i].value; -1 when not. */
+static int
+inert_value_matches(size_t i, const char *value)
+{
+	unsigned long long a, b;
+	int x, y;
+
+	switch (vsftpd_inert[i].kind) {
+	case '*':
+		return 1;
+	case 'b':
+		return parse_bool(value, &x) == 0 && parse_bool(vsftpd_inert[i].value, &y) == 0 &&
+		    x == y;
+	case 'n':
+	case 'o':
+		if (!all_digits(value, vsftpd_inert[i].kind == 'o' ? OCTAL_DIGITS : DECIMAL_DIGITS))
+			return 0;
+		return parse_digits(value, vsftpd_inert[i].kind == 'o' ? 8 : 10,
+		    0xffffffffULL, &a) == 0 &&
+		    parse_digits(vsftpd_inert[i].value, vsftpd_inert[i].kind == 'o' ? 8 : 10,
+		    0xffffffffULL, &b) == 0 && a == b;
+	default:
+		return strcmp(value, vsftpd_inert[i].value) == 0;
+	}
+}
+
+/*
+ * A vsftpd option twinftpd lacks: 1 with a note when value changes
+ * nothing here, else -1 with the error, which says which value would
+ * be accepted.
+ */
+static int
+vsftpd_option_value(const char *name, const char *value, const char *origin,
+		    unsigned line, char *err, size_t errlen, char *note, size_t notelen)
+{
+	char qn[MSG_QUOTE_MAX + 8], qv[MSG_QUOTE_MAX + 8];
+	size_t i;
+
+	quote_for_msg(qn, sizeof(qn), name);
+	quote_for_msg(qv, sizeof(qv), value);
+	for (i = 0; i < TW_ARRAY_LEN(vsftpd_inert); i++) {
+		if (strcmp(vsftpd_inert[i].name, name) != 0)
+			continue;
+		if (inert_value_matches(i, value)) {
+			if (vsftpd_inert[i].why != NULL)
+				(void)cfg_error(note, notelen, origin, line,
+				    "vsftpd option '%s' accepted and ignored: %s",
+				    qn, vsftpd_inert[i].why);
+			else
+				(void)cfg_error(note, notelen, origin, line,
+				    "vsftpd option '%s=%s' accepted: that is what twinftpd does anyway",
+				    qn, qv);
+			return 1;
+		}
+		return cfg_error(err, errlen, origin, line,
+		    "option '%s' is a vsftpd option that twinftpd does not support: "
+		    "'%s=%s' would change what the server does (only %s=%s%s, "
+		    "which changes nothing, is accepted)", qn, qn, qv, qn,
+		    vsftpd_inert[i].value,
+		    vsftpd_inert[i].value[0] != '\0' ? "" : " with no value");
+	}
+	if (is_vsftpd_option(name))
+		return cfg_error(err, errlen, origin, line,
+		    "option '%s' is a vsftpd option that twinftpd does not support", qn);
+	return cfg_error(err, errlen, origin, line, "unknown option '%s'", qn);
+}
+
+/*
+ * One name=value line: 0 when applied, 1 when accepted with a note in
+ * note, -1 with the error in err.
+ */
+static int
+apply_line(struct tw_config *c, const char *text, const char *origin, unsigned line,
+	   char *err, size_t errlen, char *note, size_t notelen)
 {
 	char name[CONFIG_MAX_LINE + 1], qn[MSG_QUOTE_MAX + 8];
 	const struct cfg_desc *d;
@@ -399,15 +538,6 @@ config_apply_line(struct tw_config *c, const char *text, const char *origin,
 		    "option '%s': no spaces allowed before the name or before '='",
 		    qn);
 
-	if ((d = cfg_lookup(name)) == NULL) {
-		if (is_vsftpd_option(name))
-			return cfg_error(err, errlen, origin, line,
-			    "option '%s' is a vsftpd option that twinftpd does not support",
-			    qn);
-		return cfg_error(err, errlen, origin, line,
-		    "unknown option '%s'", qn);
-	}
-
 	/* Trailing blanks and the CR of a CRLF file are not part of a value. */
 	value = eq + 1;
 	vlen = strlen(value);
@@ -417,9 +547,39 @@ config_apply_line(struct tw_config *c, const char *text, const char *origin,
 		die("%s: out of memory", __func__);
 	memcpy(vcopy, value, vlen);
 	vcopy[vlen] = '\0';
-	r = cfg_set(c, d, vcopy, origin, line, err, errlen);
+	if ((d = cfg_lookup(name)) == NULL)
+		r = vsftpd_option_value(name, vcopy, origin, line, err, errlen, note, notelen);
+	else
+		r = cfg_set(c, d, vcopy, origin, line, err, errlen);
 	free(vcopy);
 	return r;
+}
+
+int
+config_apply_line(struct tw_config *c, const char *text, const char *origin,
+		  unsigned line, char *err, size_t errlen)
+{
+	char note[CONFIG_MAX_MSG];
+
+	return apply_line(c, text, origin, line, err, errlen, note, sizeof(note)) == -1 ? -1 : 0;
+}
+
+unsigned
+config_apply_line_all(struct tw_config *c, const char *text, const char *origin,
+		      unsigned line, cfg_report_fn report, void *ctx)
+{
+	char err[CONFIG_MAX_MSG], note[CONFIG_MAX_MSG];
+
+	switch (apply_line(c, text, origin, line, err, sizeof(err), note, sizeof(note))) {
+	case -1:
+		report(ctx, CFG_ERROR, err);
+		return 1;
+	case 1:
+		report(ctx, CFG_NOTE, note);
+		return 0;
+	default:
+		return 0;
+	}
 }
 
 static int
@@ -433,9 +593,21 @@ is_comment_or_blank(const char *s)
 	return 1;
 }
 
+/* After a bad line, the next one is read from its start. */
+static void
+skip_rest_of_line(FILE *f)
+{
+	int ch;
+
+	do
+		ch = getc(f);
+	while (ch != EOF && ch != '\n');
+}
+
 /*
  * Reads one line into buf (without its '\n'). Returns 1 for a line,
- * 0 at end of file, -1 on an error described in err.
+ * 0 at end of file, -1 on an error described in err; after -1 with
+ * ferror(f) clear, the next call reads the next line.
  */
 static int
 read_config_line(FILE *f, char *buf, size_t bufsz, const char *path,
@@ -455,33 +627,41 @@ read_config_line(FILE *f, char *buf, size_t bufsz, const char *path,
 		}
 		if (ch == '\n')
 			break;
-		if (ch == '\0')
+		if (ch == '\0') {
+			skip_rest_of_line(f);
 			return cfg_error(err, errlen, path, lineno,
 			    "NUL byte in line");
+		}
 		/* Refuse rather than split: half a line is another setting. */
-		if (n + 1 >= bufsz)
+		if (n + 1 >= bufsz) {
+			skip_rest_of_line(f);
 			return cfg_error(err, errlen, path, lineno,
 			    "line longer than %zu bytes", bufsz - 1);
+		}
 		buf[n++] = (char)ch;
 	}
 	buf[n] = '\0';
 	return 1;
 }
 
-int
-config_load_file(struct tw_config *c, const char *path, char *err, size_t errlen)
+unsigned
+config_load_file_all(struct tw_config *c, const char *path, cfg_report_fn report, void *ctx)
 {
+	char err[CONFIG_MAX_MSG];
 	const char *why;
 	char *buf;
 	struct stat st;
-	unsigned lineno = 0;
+	unsigned lineno = 0, errors = 0;
 	FILE *f = NULL;
 	int fd, r;
 
 	/* O_NONBLOCK: a FIFO given as the config must not hang the start. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd == -1)
-		return cfg_error(err, errlen, path, 0, "%s", strerror(errno));
+	if (fd == -1) {
+		(void)cfg_error(err, sizeof(err), path, 0, "%s", strerror(errno));
+		report(ctx, CFG_ERROR, err);
+		return 1;
+	}
 	why = NULL;
 	if (fstat(fd, &st) == -1)
 		why = strerror(errno);
@@ -492,7 +672,9 @@ config_load_file(struct tw_config *c, const char *path, char *err, size_t errlen
 	if (why != NULL) {
 		/* Read-only: closing it cannot lose anything. */
 		(void)close(fd);
-		return cfg_error(err, errlen, path, 0, "%s", why);
+		(void)cfg_error(err, sizeof(err), path, 0, "%s", why);
+		report(ctx, CFG_ERROR, err);
+		return 1;
 	}
 	if ((buf = malloc(CONFIG_MAX_LINE + 1)) == NULL)
 		die("%s: out of memory", __func__);
@@ -500,18 +682,51 @@ config_load_file(struct tw_config *c, const char *path, char *err, size_t errlen
 	for (;;) {
 		lineno++;
 		r = read_config_line(f, buf, CONFIG_MAX_LINE + 1, path, lineno,
-		    err, errlen);
-		if (r <= 0)
+		    err, sizeof(err));
+		if (r == 0)
 			break;
+		if (r == -1) {
+			report(ctx, CFG_ERROR, err);
+			errors++;
+			if (ferror(f))
+				break;
+			continue;
+		}
 		if (is_comment_or_blank(buf))
 			continue;
-		if ((r = config_apply_line(c, buf, path, lineno, err, errlen)) == -1)
-			break;
+		errors += config_apply_line_all(c, buf, path, lineno, report, ctx);
 	}
 	free(buf);
 	/* Read-only: every byte was already read, or the error said why. */
 	(void)fclose(f);
-	return r == -1 ? -1 : 0;
+	return errors;
+}
+
+/* The first error, for the callers that stop at one. */
+struct first_error {
+	char *err;
+	size_t errlen;
+	int have;
+};
+
+static void
+keep_first_error(void *ctx, enum cfg_severity sev, const char *msg)
+{
+	struct first_error *fe = ctx;
+
+	if (sev != CFG_ERROR || fe->have)
+		return;
+	fe->have = 1;
+	if (fe->err != NULL && fe->errlen > 0)
+		(void)tw_strlcpy(fe->err, msg, fe->errlen);
+}
+
+int
+config_load_file(struct tw_config *c, const char *path, char *err, size_t errlen)
+{
+	struct first_error fe = { err, errlen, 0 };
+
+	return config_load_file_all(c, path, keep_first_error, &fe) == 0 ? 0 : -1;
 }
 
 static int
@@ -542,6 +757,27 @@ check_path(const char *name, const char *value, int required,
 	if (value[0] != '/')
 		return cfg_error(err, errlen, NULL, 0,
 		    "option '%s' must be an absolute path", name);
+	return 0;
+}
+
+/* A comma-separated list of FTP verbs: letters, each verb 3 or 4 long. */
+static int
+check_verb_list(const char *name, const char *list, char *err, size_t errlen)
+{
+	const char *p = list;
+
+	while (*p != '\0') {
+		size_t len = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
+
+		if (len < 3 || len > 4 || (p[len] != ',' && p[len] != '\0'))
+			return cfg_error(err, errlen, NULL, 0,
+			    "option '%s': expected FTP commands separated by commas, "
+			    "such as PASV,RETR,QUIT", name);
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return cfg_error(err, errlen, NULL, 0,
+			    "option '%s': ends with a comma", name);
+	}
 	return 0;
 }
 
@@ -581,52 +817,80 @@ config_warnings(const struct tw_config *c, void (*warn)(const char *msg))
 		     "only TLS 1.2 and 1.3 are offered");
 }
 
-int
-config_check(const struct tw_config *c, char *err, size_t errlen)
+/* Reports err when failed (a check's -1); counts it in *n. */
+static void
+tally(int failed, const char *err, cfg_report_fn report, void *ctx, unsigned *n)
 {
+	if (failed == 0)
+		return;
+	report(ctx, CFG_ERROR, err);
+	(*n)++;
+}
+
+unsigned
+config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
+{
+	char e[CONFIG_MAX_MSG];
+	unsigned n = 0;
+
 	if ((c->pasv_min_port == 0) != (c->pasv_max_port == 0))
-		return cfg_error(err, errlen, NULL, 0,
-		    "pasv_min_port and pasv_max_port must be set together");
-	if (c->pasv_min_port > c->pasv_max_port)
-		return cfg_error(err, errlen, NULL, 0,
+		tally(cfg_error(e, sizeof(e), NULL, 0,
+		    "pasv_min_port and pasv_max_port must be set together"), e, report, ctx, &n);
+	else if (c->pasv_min_port > c->pasv_max_port)
+		tally(cfg_error(e, sizeof(e), NULL, 0,
 		    "pasv_min_port (%u) is greater than pasv_max_port (%u)",
-		    c->pasv_min_port, c->pasv_max_port);
-	if (check_addr("listen_address", c->listen_address, AF_INET, err, errlen) ||
-	    check_addr("listen_address6", c->listen_address6, AF_INET6, err, errlen) ||
-	    check_addr("pasv_address", c->pasv_address, AF_INET, err, errlen))
-		return -1;
+		    c->pasv_min_port, c->pasv_max_port), e, report, ctx, &n);
+	tally(check_addr("listen_address", c->listen_address, AF_INET, e, sizeof(e)),
+	    e, report, ctx, &n);
+	tally(check_addr("listen_address6", c->listen_address6, AF_INET6, e, sizeof(e)),
+	    e, report, ctx, &n);
+	tally(check_addr("pasv_address", c->pasv_address, AF_INET, e, sizeof(e)),
+	    e, report, ctx, &n);
 
 	/*
 	 * The pre-login worker's jail: "/" or a relative path would give the
 	 * process that parses network input the whole file system.
 	 */
-	if (check_path("secure_chroot_dir", c->secure_chroot_dir, 1, err, errlen))
-		return -1;
-	if (strcmp(c->secure_chroot_dir, "/") == 0)
-		return cfg_error(err, errlen, NULL, 0,
-		    "option 'secure_chroot_dir' must not be /");
+	if (check_path("secure_chroot_dir", c->secure_chroot_dir, 1, e, sizeof(e)))
+		tally(-1, e, report, ctx, &n);
+	else if (strcmp(c->secure_chroot_dir, "/") == 0)
+		tally(cfg_error(e, sizeof(e), NULL, 0,
+		    "option 'secure_chroot_dir' must not be /"), e, report, ctx, &n);
 	if (c->nopriv_user[0] == '\0' || strcmp(c->nopriv_user, "root") == 0)
-		return cfg_error(err, errlen, NULL, 0,
+		tally(cfg_error(e, sizeof(e), NULL, 0,
 		    "option 'nopriv_user' must name an unprivileged user, not '%s'",
-		    c->nopriv_user);
+		    c->nopriv_user), e, report, ctx, &n);
 
-	if (check_path("anon_root", c->anon_root, 0, err, errlen) ||
-	    check_path("local_root", c->local_root, 0, err, errlen) ||
-	    check_path("chroot_list_file", c->chroot_list_file,
-		c->chroot_list_enable, err, errlen) ||
-	    check_path("userlist_file", c->userlist_file,
-		c->userlist_enable, err, errlen) ||
-	    check_path("log_file", c->log_file,
-		c->xferlog_enable && !c->syslog_enable, err, errlen))
-		return -1;
+	tally(check_path("anon_root", c->anon_root, 0, e, sizeof(e)), e, report, ctx, &n);
+	tally(check_path("banner_file", c->banner_file, 0, e, sizeof(e)), e, report, ctx, &n);
+	tally(check_path("local_root", c->local_root, 0, e, sizeof(e)), e, report, ctx, &n);
+	tally(check_path("chroot_list_file", c->chroot_list_file, c->chroot_list_enable,
+	    e, sizeof(e)), e, report, ctx, &n);
+	tally(check_path("userlist_file", c->userlist_file, c->userlist_enable, e, sizeof(e)),
+	    e, report, ctx, &n);
+	tally(check_path("log_file", c->log_file, c->xferlog_enable && !c->syslog_enable,
+	    e, sizeof(e)), e, report, ctx, &n);
+	tally(check_path("xferlog_file", c->xferlog_file, c->xferlog_enable &&
+	    (c->xferlog_std_format || c->dual_log_enable), e, sizeof(e)), e, report, ctx, &n);
+	tally(check_verb_list("cmds_allowed", c->cmds_allowed, e, sizeof(e)), e, report, ctx, &n);
+	tally(check_verb_list("cmds_denied", c->cmds_denied, e, sizeof(e)), e, report, ctx, &n);
 	if (c->anonymous_enable && c->ftp_username[0] == '\0')
-		return cfg_error(err, errlen, NULL, 0,
-		    "anonymous_enable needs ftp_username to be set");
+		tally(cfg_error(e, sizeof(e), NULL, 0,
+		    "anonymous_enable needs ftp_username to be set"), e, report, ctx, &n);
 	if (c->local_enable && (c->pam_service_name[0] == '\0' ||
 	    strchr(c->pam_service_name, '/') != NULL))
-		return cfg_error(err, errlen, NULL, 0,
-		    "local_enable needs pam_service_name, a name without '/'");
-	return config_check_tls(c, err, errlen);
+		tally(cfg_error(e, sizeof(e), NULL, 0,
+		    "local_enable needs pam_service_name, a name without '/'"), e, report, ctx, &n);
+	tally(config_check_tls(c, e, sizeof(e)), e, report, ctx, &n);
+	return n;
+}
+
+int
+config_check(const struct tw_config *c, char *err, size_t errlen)
+{
+	struct first_error fe = { err, errlen, 0 };
+
+	return config_check_all(c, keep_first_error, &fe) == 0 ? 0 : -1;
 }
 
 /*

@@ -9,6 +9,7 @@
 
 #define CONFIG_MAX_LINE 4096	/* longest accepted line, in bytes */
 #define CONFIG_MAX_STR 1024	/* longest string value */
+#define CONFIG_MAX_MSG (CONFIG_MAX_LINE + 256)	/* one error or note, path included */
 
 struct tw_config {
 #define CFG_BOOL(n, def, doc) int n;
@@ -38,6 +39,15 @@ struct cfg_desc {
 extern const struct cfg_desc cfg_table[];
 extern const size_t cfg_table_len;
 
+/*
+ * How the checks that find every problem of a config (-t) hand them out:
+ * one call per problem, msg naming file, line and option as the err of
+ * the functions below does. A CFG_NOTE is no problem: a vsftpd option
+ * that was accepted although it changes nothing here, and why.
+ */
+enum cfg_severity { CFG_ERROR, CFG_NOTE };
+typedef void (*cfg_report_fn)(void *ctx, enum cfg_severity sev, const char *msg);
+
 /* Fills every option with its default. */
 void config_init_defaults(struct tw_config *c);
 
@@ -55,9 +65,20 @@ int config_apply_line(struct tw_config *c, const char *text, const char *origin,
  * longer than CONFIG_MAX_LINE is an error. Returns 0 or -1 with err set.
  */
 int config_load_file(struct tw_config *c, const char *path, char *err, size_t errlen);
+/*
+ * The same, but reads on past a bad line and reports every problem and
+ * note. Returns the number of errors reported (0: the file is good).
+ */
+unsigned config_load_file_all(struct tw_config *c, const char *path,
+			      cfg_report_fn report, void *ctx);
+/* config_apply_line() that also reports notes; 0 or 1 error reported. */
+unsigned config_apply_line_all(struct tw_config *c, const char *text, const char *origin,
+			       unsigned line, cfg_report_fn report, void *ctx);
 
 /* Cross-option checks (pasv_min_port <= pasv_max_port, ...). 0 or -1. */
 int config_check(const struct tw_config *c, char *err, size_t errlen);
+/* Every cross-option check; returns the number of errors reported. */
+unsigned config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx);
 /* Calls warn for each setting that is accepted but changes nothing here. */
 void config_warnings(const struct tw_config *c, void (*warn)(const char *msg));
 

@@ -14,7 +14,7 @@
 CFG_BOOL(listen, 1,
 	"Run as a standalone daemon listening on IPv4. With listen=NO and listen_ipv6=NO the server runs in inetd mode: one session on standard input and output, as started by inetd, xinetd or a systemd socket unit with Accept=yes.")
 CFG_BOOL(listen_ipv6, 0,
-	"Also (or instead, with listen=NO) listen on IPv6. Both may be on at once; the IPv6 socket is then IPv6-only.")
+	"Listen on IPv6. With listen=NO this is one dual-stack socket that IPv4 clients reach too (as IPv4-mapped addresses, logged and answered as plain IPv4), as vsftpd does with Debian's vsftpd.conf; listen_address6 set to an IPv6 address other than :: or ::ffff:a.b.c.d limits it to that address, and so to IPv6. With listen=YES as well, the IPv6 socket is IPv6-only and the IPv4 one serves IPv4.")
 CFG_STR(listen_address, "",
 	"IPv4 address to listen on; empty means all addresses.")
 CFG_STR(listen_address6, "",
@@ -55,6 +55,8 @@ CFG_STR(pam_service_name, "twinftpd",
 	"PAM service used to authenticate local users.")
 CFG_STR(local_root, "",
 	"Directory local users start in (and are chrooted to when chrooted) instead of their home directory.")
+CFG_STR(user_sub_token, "",
+	"A string (such as $USER) that is replaced, wherever it occurs in local_root, by the name of the user logging in: local_root=/home/$USER/ftp. A name that is empty, \".\", \"..\" or contains '/' is refused.")
 CFG_BOOL(chroot_local_user, 0,
 	"Chroot local users to their home directory (or local_root). With chroot_list_enable the list names the exceptions.")
 CFG_BOOL(chroot_list_enable, 0,
@@ -73,6 +75,12 @@ CFG_UINT(delay_failed_login, 1, 0, 60,
 	"Seconds to wait before answering a failed login.")
 CFG_UINT(max_login_fails, 3, 1, 100,
 	"Failed logins after which the session is closed.")
+CFG_BOOL(dirmessage_enable, 0,
+	"On entering a directory (CWD, CDUP), show its message_file, if it has one, as the first lines of the 250 reply; once per directory and session, at most 4000 bytes, control characters shown as '?'.")
+CFG_STR(message_file, ".message",
+	"Name of the file dirmessage_enable shows, looked up in the directory entered.")
+CFG_STR(banner_file, "",
+	"File whose text (at most 4000 bytes) is the greeting, as 220- lines and a last bare 220, instead of ftpd_banner. Read by the listener at start (a missing file stops the start): the process that greets opens no file. Control characters are shown as '?'.")
 CFG_STR(ftpd_banner, "",
 	"Text of the 220 greeting; empty means \"twinftpd ready\".")
 
@@ -89,6 +97,8 @@ CFG_BOOL(anon_upload_enable, 0,
 	"With write_enable, let anonymous users upload files (STOR, STOU).")
 CFG_BOOL(anon_mkdir_write_enable, 0,
 	"With write_enable, let anonymous users create directories.")
+CFG_BOOL(anon_world_readable_only, 1,
+	"Anonymous sessions may download only files that anybody may read (mode o+r), whatever the ftp_username account could read.")
 CFG_BOOL(anon_other_write_enable, 0,
 	"With write_enable, let anonymous users delete, rename, append and remove directories.")
 CFG_OCTAL(local_umask, 077, 0777,
@@ -97,6 +107,12 @@ CFG_OCTAL(anon_umask, 077, 0777,
 	"Umask for files and directories created by anonymous users.")
 CFG_OCTAL(file_open_mode, 0666, 07777,
 	"Mode uploaded files are created with, before the umask.")
+CFG_BOOL(chmod_enable, 1,
+	"Allow SITE CHMOD to local users (with write_enable); anonymous users never get it.")
+CFG_STR(cmds_allowed, "",
+	"After login, only these commands (a comma-separated list such as PASV,RETR,QUIT) are allowed; any other gets 550. Empty: no such list. Before the login it does not apply.")
+CFG_STR(cmds_denied, "",
+	"After login, these commands (a comma-separated list such as DELE,RMD) get 550. Applied after cmds_allowed.")
 CFG_BOOL(dirlist_enable, 1,
 	"Allow LIST, NLST, MLSD and STAT with a path.")
 CFG_BOOL(download_enable, 1,
@@ -201,8 +217,14 @@ CFG_BOOL(xferlog_enable, 1,
 	"Log one line per transfer (and per MKD, RMD, DELE, RNTO, SITE CHMOD). Logins, failed logins, refused connections and sandbox events are logged whatever this says.")
 CFG_STR(log_file, "/var/log/twinftpd.log",
 	"File the log lines go to (opened by the listener before any session starts). vsftpd_log_file is accepted as another name for it.")
+CFG_BOOL(xferlog_std_format, 0,
+	"Write each upload and download (with xferlog_enable) to xferlog_file in the standard xferlog(5) format of wu-ftpd, which transfer-statistics tools read, instead of as a line of log_file (which keeps every other line). A file name's blanks and control characters are written as '_', so that every line has its 14 fields; an anonymous user is named by the login name given (anonymous or ftp), not by the password.")
+CFG_STR(xferlog_file, "/var/log/xferlog",
+	"File of the xferlog(5) lines (xferlog_std_format or dual_log_enable), opened by the listener at start.")
+CFG_BOOL(dual_log_enable, 0,
+	"With xferlog_enable: each transfer goes both to xferlog_file, in xferlog(5) format, and to log_file as a line of its own.")
 CFG_BOOL(syslog_enable, 0,
-	"Send log lines to syslog (facility ftp) instead of log_file.")
+	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. The listener connects to /dev/log once, at start (no syslog daemon listening there is an error), and every session process keeps that socket, since a chrooted process cannot connect again; so lines of sessions already running are lost while the syslog daemon restarts.")
 
 /* --- Sandbox --- */
 CFG_BOOL(seccomp_sandbox, 1,

@@ -7,12 +7,22 @@
 #ifndef TW_LOG_H
 #define TW_LOG_H
 
+#include <stddef.h>
+
 struct tw_config;
 
 enum tw_log_level { TW_LOG_ERR = 3, TW_LOG_WARN = 4, TW_LOG_INFO = 6, TW_LOG_DEBUG = 7 };
 
 /* In the listener, before any fork: opens log_file or syslog. */
 void log_open(const struct tw_config *cfg);
+/*
+ * In the listener, at a reload: opens log_file (or syslog) anew, so that
+ * a log renamed by logrotate is left to it and a fresh file is started.
+ * 0, or -1 with err set and the old destination kept. Sessions already
+ * running keep the destination they inherited.
+ */
+int log_reopen(const struct tw_config *cfg, char *err, size_t errlen);
+
 /* The longest text of one line, before the stamp and role are added. */
 #define TW_LOG_MAX_TEXT 1024
 
@@ -23,8 +33,25 @@ void log_open(const struct tw_config *cfg);
  */
 typedef void (*log_sink_fn)(int level, const char *text);
 void log_to_sink(log_sink_fn sink);
-/* The log file descriptor (-1 when syslog or none), to close in workers. */
+/*
+ * In the standalone listener: its fatal errors (a port it cannot bind, a
+ * user that does not exist) go to stderr as well as to the log, so the
+ * operator who started it, or the service manager's journal, sees them.
+ * Child processes do not inherit this.
+ */
+void log_errors_to_stderr(void);
+/*
+ * The log's descriptor: the log file or the syslog socket (-1 when none),
+ * kept by the session processes and closed in workers.
+ */
 int log_fd(void);
+/*
+ * The xferlog_file descriptor (-1 when none): kept and closed like
+ * log_fd(). log_xferlog() writes one xferlog(5) line: the current time,
+ * then fields (everything after it, already formatted).
+ */
+int log_xferlog_fd(void);
+void log_xferlog(const char *fields);
 /* Sets the role name shown in each line ("listener", "monitor", ...). */
 void log_set_role(const char *role);
 

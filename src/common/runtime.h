@@ -8,6 +8,9 @@
 
 #include <sys/types.h>
 
+/* The most of banner_file shown, as vsftpd's limit for the same file. */
+#define TW_BANNER_MAX 4000
+
 /* Facts resolved once by the listener at start, shared by every session. */
 struct tw_runtime {
 	uid_t nopriv_uid;
@@ -28,6 +31,8 @@ struct tw_runtime {
 	/* The listener's nice value, and login_nice in effect (0: off). */
 	int base_nice;
 	int login_nice;
+	/* banner_file's text, read at start (the pre-login worker opens nothing). */
+	char banner[TW_BANNER_MAX + 1];
 };
 extern struct tw_runtime tw_rt;
 

@@ -50,6 +50,23 @@ sa_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 	return memcmp(ab, bb, alen) == 0;
 }
 
+void
+sa_unmap_v4(struct sockaddr_storage *sa)
+{
+	struct sockaddr_in6 in6;
+	struct sockaddr_in *in = (struct sockaddr_in *)sa;
+
+	if (sa->ss_family != AF_INET6)
+		return;
+	memcpy(&in6, sa, sizeof(in6));
+	if (!IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr))
+		return;
+	memset(sa, 0, sizeof(*sa));
+	in->sin_family = AF_INET;
+	in->sin_port = in6.sin6_port;
+	memcpy(&in->sin_addr, in6.sin6_addr.s6_addr + 12, sizeof(in->sin_addr));
+}
+
 unsigned
 sa_port(const struct sockaddr_storage *sa)
 {

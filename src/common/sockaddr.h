@@ -14,6 +14,16 @@
  */
 int sa_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
 
+/*
+ * Rewrites an IPv4-mapped IPv6 address (::ffff:a.b.c.d, how a dual-stack
+ * socket names an IPv4 peer) as the AF_INET address it stands for, port
+ * kept; any other address is left alone. A session's control addresses
+ * go through this once, so that PASV can answer 227 with the IPv4
+ * address, data sockets are made in the family the client really speaks,
+ * and logs show the address an IPv4 firewall or fail2ban can use.
+ */
+void sa_unmap_v4(struct sockaddr_storage *sa);
+
 /* Port of an AF_INET or AF_INET6 address, host order (0 for others). */
 unsigned sa_port(const struct sockaddr_storage *sa);
 

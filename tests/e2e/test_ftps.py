@@ -9,6 +9,7 @@ import hashlib
 import ipaddress
 import os
 import re
+import shutil
 import socket
 import ssl
 import subprocess
@@ -482,7 +483,10 @@ def test_strict_ssl_read_eof(make_server, certs):
 def check_config(make_server, opts):
     s = make_server(opts, start=False)
     s.write_config()
-    r = subprocess.run([TWINFTPD, "-t", s.conf_path], capture_output=True, timeout=30)
+    # The test world's users and PAM service, as the daemon would see them:
+    # -t checks that they exist.
+    r = subprocess.run([TWINFTPD, "-t", s.conf_path], capture_output=True, timeout=30,
+                       env=s.env())
     return r.returncode, r.stderr.decode()
 
 
@@ -628,3 +632,43 @@ def test_key_formats(make_server, tmp_path, kind):
     r = curl("--ssl-reqd", "-u", "alice:" + PASSWORDS["alice"],
              "ftp://%s:%d/" % (HOST, s.port))
     assert r.returncode == 0, r.stderr
+
+
+NODE_CLIENT = r"""
+const ftp = require("basic-ftp");
+const [host, port, user, pass, src, dst] = process.argv.slice(2);
+(async () => {
+  const c = new ftp.Client(30000);
+  await c.access({host, port: Number(port), user, password: pass, secure: true,
+                  secureOptions: {rejectUnauthorized: false}});
+  await c.uploadFrom(src, "node.bin");
+  await c.downloadTo(dst, "node.bin");
+  const names = (await c.list()).map(f => f.name);
+  c.close();
+  console.log(JSON.stringify(names));
+})().catch(e => { console.error(e); process.exit(1); });
+"""
+
+
+@pytest.mark.timeout(200)
+def test_node_basic_ftp(make_server, certs, tmp_path):
+    """Node.js's basic-ftp (from npm): explicit TLS, data sessions resumed."""
+    if not shutil.which("node") or not shutil.which("npm"):
+        pytest.skip("node and npm are not installed")
+    mod = str(tmp_path / "node")
+    r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", mod,
+                        "basic-ftp@5"], capture_output=True, timeout=150)
+    assert r.returncode == 0, r.stderr
+    script = os.path.join(mod, "client.js")
+    with open(script, "w") as f:
+        f.write(NODE_CLIENT)
+    s = tls_server(make_server, certs)
+    src = str(tmp_path / "n.bin")
+    digest = write_random(src, 3 * MB + 5)
+    dst = str(tmp_path / "n.back")
+    r = subprocess.run(["node", script, HOST, str(s.port), "alice", PASSWORDS["alice"], src, dst],
+                       capture_output=True, timeout=120, cwd=mod)
+    assert r.returncode == 0, r.stderr
+    assert "node.bin" in r.stdout.decode()
+    assert sha256_file(dst) == digest
+    assert sha256_file(os.path.join(s.home("alice"), "node.bin")) == digest

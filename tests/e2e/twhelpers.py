@@ -514,7 +514,9 @@ def _yesno(v):
 _FD_PAD_LAUNCHER = """
 import os, sys
 null = os.open("/dev/null", os.O_RDONLY)
-for fd in range(3, 256):
+# Sockets a service manager passed (LISTEN_FDS, from 3 on) are kept.
+first = 3 + int(os.environ.get("LISTEN_FDS") or 0)
+for fd in range(first, 256):
     if fd != null:
         os.dup2(null, fd, inheritable=True)
 os.dup2(255, null, inheritable=True)
@@ -566,6 +568,9 @@ class Server:
         if prepare:
             prepare(self)
         self.env_extra = extra_env or {}
+        # Run before the daemon's command line (systemd-socket-activate ...);
+        # it must exec the daemon in the same process.
+        self.launch_prefix = []
 
     # -- world
     def _mkdir(self, rel, mode):
@@ -676,6 +681,7 @@ class Server:
         argv = [TWINFTPD, self.conf_path]
         if self.wrappers:
             argv = [sys.executable, "-c", _FD_PAD_LAUNCHER] + argv
+        argv = self.launch_prefix + argv
         self.proc = subprocess.Popen(argv, env=self.env(),
                                      stdin=subprocess.DEVNULL, stdout=self._out,
                                      stderr=self._err, close_fds=True)

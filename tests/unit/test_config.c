@@ -285,9 +285,24 @@ test_names(void)
 
 	REJECTED("dsa_cert_file=/etc/x.pem",
 	    "option 'dsa_cert_file' is a vsftpd option that twinftpd does not support");
-	REJECTED("xferlog_std_format=YES",
-	    "option 'xferlog_std_format' is a vsftpd option that twinftpd does not support");
-	REJECTED("ptrace_sandbox=NO", "vsftpd option that twinftpd does not support");
+	REJECTED("guest_enable=YES",
+	    "option 'guest_enable' is a vsftpd option that twinftpd does not support");
+	REJECTED("ptrace_sandbox=YES", "vsftpd option that twinftpd does not support");
+	REJECTED("tcp_wrappers=YES", "only tcp_wrappers=NO, which changes nothing");
+	REJECTED("deny_file={*.mp3}", "'deny_file={*.mp3}' would change");
+	REJECTED("anon_max_rate=x", "only anon_max_rate=0");
+	REJECTED("dsa_cert_file=/x", "only dsa_cert_file= with no value");
+	REJECTED("no_such_vsftpd_thing=NO", "unknown option");
+	/* vsftpd options whose value changes nothing here: accepted. */
+	CHECK_INT(apply(&c, "ptrace_sandbox=NO", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "tcp_wrappers=no", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "one_process_model=NO", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "async_abor_enable=YES", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "utf8_filesystem=NO", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "anon_max_rate=000", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "chown_upload_mode=600", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "chown_username=root", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "user_config_dir=", err, sizeof(err)), 0);
 	REJECTED("lisen=YES", "unknown option 'lisen'");
 	REJECTED("LISTEN=YES", "unknown option 'LISTEN'");
 	REJECTED("listen =YES", "no spaces allowed");
@@ -731,6 +746,59 @@ test_example_config(void)
 	CHECK_INT(c.write_enable, 0);
 }
 
+/* Collects what config_*_all report, one "E:" or "N:" line each. */
+static char reported[8192];
+
+static void
+collect(void *ctx, enum cfg_severity sev, const char *msg)
+{
+	size_t n = strlen(reported);
+
+	(void)ctx;
+	snprintf(reported + n, sizeof(reported) - n, "%s%s\n",
+		 sev == CFG_ERROR ? "E:" : "N:", msg);
+}
+
+/* One run names every bad line, reads on past a long or NUL line, notes too. */
+static void
+test_all_problems(void)
+{
+	static const char text[] =
+	    "listen=maybe\n"			/* 1 */
+	    "nosuch=1\n"			/* 2 */
+	    "async_abor_enable=YES\n"		/* 3: note */
+	    "listen_port=99999\n"		/* 4 */
+	    "listen=N\0O\n"			/* 5: NUL */
+	    "max_per_ip=7\n"			/* 6: good, after the NUL line */
+	    "pasv_min_port=3000\n";
+	struct tw_config c;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/all.conf", tmpdir);
+	write_file(path, text, sizeof(text) - 1);
+	config_init_defaults(&c);
+	reported[0] = '\0';
+	CHECK_INT(config_load_file_all(&c, path, collect, NULL), 4);
+	CHECK(strstr(reported, ":1: option 'listen'") != NULL);
+	CHECK(strstr(reported, ":2: unknown option 'nosuch'") != NULL);
+	CHECK(strstr(reported, "N:") != NULL && strstr(reported, ":3: vsftpd option") != NULL);
+	CHECK(strstr(reported, ":4: option 'listen_port'") != NULL);
+	CHECK(strstr(reported, ":5: NUL byte") != NULL);
+	CHECK_INT(c.max_per_ip, 7);
+	unlink(path);
+
+	/* The cross-option checks, each of them. */
+	reported[0] = '\0';
+	c.pasv_min_port = 3000;
+	c.pasv_max_port = 2000;
+	snprintf(c.nopriv_user, sizeof(c.nopriv_user), "root");
+	snprintf(c.anon_root, sizeof(c.anon_root), "relative");
+	CHECK_INT(config_check_all(&c, collect, NULL), 3);
+	CHECK(strstr(reported, "pasv_min_port (3000)") != NULL);
+	CHECK(strstr(reported, "nopriv_user") != NULL);
+	CHECK(strstr(reported, "anon_root' must be an absolute path") != NULL);
+}
+
 int
 main(void)
 {
@@ -746,6 +814,7 @@ main(void)
 	test_string();
 	test_names();
 	test_file();
+	test_all_problems();
 	test_check();
 	test_print();
 	test_print_man();

@@ -266,6 +266,20 @@ test_same_host(void)
 	CHECK_INT(sa_port(&a), 65535);
 	set6(&a, "::1", 2121, 0);
 	CHECK_INT(sa_port(&a), 2121);
+
+	/* A dual-stack socket's IPv4 peer becomes plain IPv4, port kept. */
+	set4(&a, "10.1.2.3", 21);
+	set6(&b, "::ffff:10.1.2.3", 4321, 0);
+	sa_unmap_v4(&b);
+	CHECK_INT(b.ss_family, AF_INET);
+	CHECK_INT(sa_port(&b), 4321);
+	CHECK(sa_same_host(&a, &b));
+	set6(&b, "::1", 21, 0);
+	sa_unmap_v4(&b);
+	CHECK_INT(b.ss_family, AF_INET6);
+	set6(&b, "::10.1.2.3", 21, 0);
+	sa_unmap_v4(&b);
+	CHECK_INT(b.ss_family, AF_INET6);
 }
 
 static void

@@ -649,6 +649,13 @@ build_request(struct ipc_msg *m, uint16_t type)
 		ipc_put_u32(m, SYS_execve);
 		ipc_put_u32(m, ROLE_WORKER_PRELOGIN);
 		break;
+	case IPC_XFERLOG:
+		ipc_put_u32(m, IPC_XFER_OK);
+		ipc_put_u32(m, 0);
+		ipc_put_u32(m, 1234);
+		ipc_put_u32(m, 10);
+		ipc_put_str(m, "/f", 2);
+		break;
 	default:
 		break;	/* no payload: NONE, PASV_LISTEN, CLIENT_ACK, unknown */
 	}
@@ -672,6 +679,7 @@ expect_permitted(uint16_t type, enum monitor_state state)
 	case IPC_PORT20_CONNECT:
 	case IPC_PASV_LISTEN:
 	case IPC_PORT_CONNECT:
+	case IPC_XFERLOG:
 		return state == MONITOR_POSTLOGIN;
 	default:
 		return 0;
@@ -717,6 +725,11 @@ check_permitted(struct direct *d, uint16_t type, int verdict)
 	case IPC_PORT_CONNECT:
 		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
 		expect_log("PORT_CONNECT request without isolate_network");
+		break;
+	case IPC_XFERLOG:
+		CHECK_INT(verdict, MONITOR_CONTINUE);
+		/* The monitor's own facts name the user and client. */
+		expect_log("OK DOWNLOAD: Client \"127.0.0.1\"");
 		break;
 	default:
 		CHECK(0);
@@ -1308,10 +1321,80 @@ script_flood(int fd)
 		send_log(fd, text);
 	}
 	/* A worker cannot forge a line of its own. */
-	send_log(fd, "forged\n[monitor 1] line");
+	send_log(fd, "forged\n[pid 1] [monitor] line");
 	send_login(fd);
 	expect_login_result(fd, IPC_LOGIN_FAIL);
 	return EXIT_CLEANLY;
+}
+
+static void
+build_xferlog(struct ipc_msg *m, uint32_t flags, const char *path, int extra)
+{
+	ipc_init(m, IPC_XFERLOG);
+	ipc_put_u32(m, flags);
+	ipc_put_u32(m, 1);		/* 4 GiB + ... */
+	ipc_put_u32(m, 5);
+	ipc_put_u32(m, 2400);		/* ms */
+	if (path != NULL)
+		ipc_put_str(m, path, strlen(path));
+	if (extra)
+		ipc_put_u32(m, 0);
+}
+
+/*
+ * A transfer's xferlog(5) line: the monitor's user and client, the
+ * worker's path with blanks and control bytes as '_', 14 fields; a
+ * malformed report ends the session.
+ */
+static void
+test_xferlog(void)
+{
+	struct tw_config saved = cfg;
+	char path[] = "/tmp/test_monitor_xfer.XXXXXX", line[1024];
+	struct direct d;
+	struct ipc_msg m;
+	int fd, fields = 0;
+	FILE *f;
+	char *p, *save = NULL;
+
+	build_xferlog(&m, IPC_XFER_OK | 8, "/f", 0);
+	expect_session_ends(&m, "malformed XFERLOG request");
+	build_xferlog(&m, IPC_XFER_OK, NULL, 0);
+	expect_session_ends(&m, "malformed XFERLOG request");
+	build_xferlog(&m, IPC_XFER_OK, "/f", 1);
+	expect_session_ends(&m, "malformed XFERLOG request");
+
+	fd = mkstemp(path);
+	if (fd < 0) {
+		perror("mkstemp");
+		exit(2);
+	}
+	close(fd);
+	cfg.xferlog_enable = 1;
+	cfg.xferlog_std_format = 1;
+	cfg.syslog_enable = 0;
+	cfg.log_file[0] = '\0';
+	snprintf(cfg.xferlog_file, sizeof(cfg.xferlog_file), "%s", path);
+	log_to_sink(NULL);
+	log_open(&cfg);
+	direct_open(&d, MONITOR_POSTLOGIN);
+	snprintf(d.mon.login_name, sizeof(d.mon.login_name), "alice");
+	build_xferlog(&m, IPC_XFER_OK | IPC_XFER_UPLOAD, "/up/a b\tc", 0);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	direct_close(&d);
+	log_to_sink(capture_log);
+	cfg = saved;
+
+	f = fopen(path, "r");
+	CHECK(f != NULL && fgets(line, sizeof(line), f) != NULL);
+	if (f != NULL)
+		fclose(f);
+	unlink(path);
+	CHECK(strstr(line, " 2 127.0.0.1 4294967301 /up/a_b_c b _ i r alice ftp 0 * c\n")
+	      != NULL);
+	for (p = strtok_r(line, " \n", &save); p != NULL; p = strtok_r(NULL, " \n", &save))
+		fields++;
+	CHECK_INT(fields, 5 + 13);	/* the date's five, then 13 */
 }
 
 static void
@@ -1347,9 +1430,9 @@ test_log_flood(void)
 	f = fopen(path, "r");
 	CHECK(f != NULL);
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		if (strstr(line, "[worker ") != NULL && strstr(line, "] flood ") != NULL)
+		if (strstr(line, "] [worker] flood ") != NULL)
 			flood_lines++;
-		else if (strstr(line, "] forged?[monitor 1] line\n") != NULL)
+		else if (strstr(line, "] forged?[pid 1] [monitor] line\n") != NULL)
 			forged++;
 		else if (strstr(line, "FAIL LOGIN") == NULL)
 			other++;
@@ -1401,6 +1484,14 @@ script_anonymous_after_last_failure(int fd)
 }
 
 static enum after_script
+script_anonymous_missing_dir(int fd)
+{
+	send_login_as(fd, "anonymous", "guest@");
+	expect_login_result(fd, IPC_LOGIN_FAIL);
+	return EXIT_CLEANLY;
+}
+
+static enum after_script
 script_anonymous(int fd)
 {
 	send_login_as(fd, "anonymous", "guest@");
@@ -1434,6 +1525,15 @@ test_login_limits(void)
 	tw_rt.ftp_uid = 65534;
 	tw_rt.ftp_gid = 65534;
 	snprintf(tw_rt.ftp_home, sizeof(tw_rt.ftp_home), "/nonexistent");
+	/*
+	 * A missing directory is found at the login: the client is refused
+	 * (not told OK and then dropped), and the log names the directory.
+	 */
+	verdict = serve(script_anonymous_missing_dir, &mon, -1);
+	CHECK_INT(verdict, MONITOR_EXIT_OK);
+	expect_log("could not be checked");
+	CHECK_INT(mon.state, MONITOR_PRELOGIN);
+	snprintf(tw_rt.ftp_home, sizeof(tw_rt.ftp_home), "/");
 	verdict = serve(script_anonymous_after_last_failure, &mon, -1);
 	CHECK_INT(verdict, MONITOR_EXIT_CRASH);
 	expect_log("LOGIN beyond its allowed count");
@@ -1483,6 +1583,7 @@ main(void)
 	test_unexpected_fd();
 	test_oversize_strings();
 	test_log_flood();
+	test_xferlog();
 	test_login_limits();
 	return check_summary();
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -231,6 +232,8 @@ worker_basics(void)
 		return 21;
 	if (isatty(data_pipe[0]))	/* TCGETS: ENOTTY, not a kill */
 		return 22;
+	if (ioctl(ipc_sv[0], FIONREAD, &fl) != 0)	/* the ABOR watch */
+		return 27;
 	alarm(100);
 	alarm(0);
 	if (getpid() <= 0)
@@ -332,6 +335,8 @@ do_execve(void)
 }
 
 static int do_ptrace(void) { ptrace(PTRACE_TRACEME, 0, NULL, NULL); return 99; }
+/* An ioctl no code of ours makes (the ABOR watch needs FIONREAD only). */
+static int do_fionbio(void) { int on = 1; ioctl(ipc_sv[0], FIONBIO, &on); return 99; }
 static int do_setuid(void) { (void)!setuid(0); return 99; }
 static int do_mount(void) { mount("none", "/mnt", "tmpfs", 0, NULL); return 99; }
 static int do_inet(void) { socket(AF_INET, SOCK_STREAM, 0); return 99; }
@@ -647,6 +652,7 @@ test_workers(void)
 		    EXITS(0));
 		run_case("execve", r, 0, do_execve, KILLED(SCMP_SYS(execve)));
 		run_case("ptrace", r, 0, do_ptrace, KILLED(SCMP_SYS(ptrace)));
+		run_case("ioctl FIONBIO", r, 0, do_fionbio, KILLED(SCMP_SYS(ioctl)));
 		run_case("setuid", r, 0, do_setuid, KILLED(SCMP_SYS(setuid)));
 		run_case("mount", r, 0, do_mount, KILLED(SCMP_SYS(mount)));
 		run_case("chroot", r, 0, do_chroot, KILLED(SCMP_SYS(chroot)));

@@ -1,0 +1,176 @@
+#include "src/derived.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "privsep/auth.h"
+#include "sandbox/sandbox.h"
+#include "src/common/config.h"
+#include "src/common/log.h"
+#include "src/common/runtime.h"
+#include "src/common/util.h"
+#include "src/tls.h"
+
+/* The nicest a process can be (setpriority(2) takes -20..19). */
+#define NICEST (PRIO_MAX - 1)
+
+/*
+ * The pre-login worker is chrooted here: it must exist, belong to root and
+ * be writable by nobody else, or a compromised worker could plant files.
+ */
+static int
+prepare_secure_chroot(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (dir[0] != '/') {
+		(void)snprintf(err, errlen, "secure_chroot_dir must be an absolute path: %s", dir);
+		return -1;
+	}
+	if (stat(dir, &st) != 0) {
+		if (errno != ENOENT || mkdir(dir, 0555) != 0 || stat(dir, &st) != 0) {
+			(void)snprintf(err, errlen, "cannot create secure_chroot_dir %s: %s", dir,
+				       strerror(errno));
+			return -1;
+		}
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		(void)snprintf(err, errlen, "secure_chroot_dir %s is not a directory", dir);
+		return -1;
+	}
+	if (st.st_uid != 0 || (st.st_mode & 022) != 0) {
+		(void)snprintf(err, errlen, "secure_chroot_dir %s must be owned by root and "
+			       "not writable by others", dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+resolve_users(const struct tw_config *cfg, struct tw_runtime *rt, char *err, size_t errlen)
+{
+	struct passwd *pw = getpwnam(cfg->nopriv_user);
+
+	if (pw == NULL) {
+		(void)snprintf(err, errlen, "nopriv_user %s does not exist", cfg->nopriv_user);
+		return -1;
+	}
+	if (pw->pw_uid == 0 || pw->pw_gid == 0) {
+		(void)snprintf(err, errlen, "nopriv_user %s must not be root or in group root",
+			       cfg->nopriv_user);
+		return -1;
+	}
+	rt->nopriv_uid = pw->pw_uid;
+	rt->nopriv_gid = pw->pw_gid;
+	rt->have_ftp_user = 0;
+	if (cfg->anonymous_enable) {
+		pw = getpwnam(cfg->ftp_username);
+		if (pw == NULL) {
+			(void)snprintf(err, errlen, "ftp_username %s does not exist "
+				       "(anonymous_enable=YES)", cfg->ftp_username);
+			return -1;
+		}
+		rt->have_ftp_user = 1;
+		rt->ftp_uid = pw->pw_uid;
+		rt->ftp_gid = pw->pw_gid;
+		if (tw_strlcpy(rt->ftp_home, pw->pw_dir, sizeof(rt->ftp_home)) != 0) {
+			(void)snprintf(err, errlen, "home directory of %s is too long",
+				       cfg->ftp_username);
+			return -1;
+		}
+	}
+	return prepare_secure_chroot(cfg->secure_chroot_dir, err, errlen);
+}
+
+/*
+ * login_nice: sessions run that much nicer than the listener until their
+ * login, and the monitor needs CAP_SYS_NICE to give them the listener's
+ * priority back then. Without it (a container), the option is off.
+ */
+static void
+derive_login_nice(const struct tw_config *cfg, struct tw_runtime *rt)
+{
+	int base;
+
+	errno = 0;
+	base = getpriority(PRIO_PROCESS, 0);
+	if (base == -1 && errno != 0)
+		base = 0;
+	rt->base_nice = base;
+	rt->login_nice = 0;
+	if (cfg->login_nice == 0)
+		return;
+	if (!creds_have(CAP_SYS_NICE)) {
+		tw_log(TW_LOG_WARN, "login_nice off: without CAP_SYS_NICE a session "
+		       "could not get its priority back at login");
+		return;
+	}
+	rt->login_nice = base + (int)cfg->login_nice > NICEST ? NICEST - base
+							    : (int)cfg->login_nice;
+	if (rt->login_nice < 0)
+		rt->login_nice = 0;
+}
+
+/*
+ * banner_file, read here (at start and at each reload): the pre-login
+ * worker that greets can open no file. A missing file stops the start,
+ * or refuses the reload, rather than greet without it.
+ */
+static int
+read_banner(const char *path, struct tw_runtime *rt, char *err, size_t errlen)
+{
+	ssize_t n;
+	int fd;
+
+	rt->banner[0] = '\0';
+	if (path[0] == '\0')
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		(void)snprintf(err, errlen, "banner_file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = read(fd, rt->banner, TW_BANNER_MAX);
+	close(fd);
+	if (n < 0) {
+		(void)snprintf(err, errlen, "banner_file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* A NUL inside ends the text there. */
+	rt->banner[n] = '\0';
+	return 0;
+}
+
+int
+derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errlen)
+{
+	/* Large (ftp_home), and the listener is single-threaded. */
+	static struct tw_runtime rt;
+
+	/* The namespaces (netns_fd, isolate) are made once, at start. */
+	rt = tw_rt;
+	if (resolve_users(cfg, &rt, err, errlen) != 0 ||
+	    read_banner(cfg->banner_file, &rt, err, errlen) != 0)
+		return -1;
+	derive_login_nice(cfg, &rt);
+	/*
+	 * The FTPS certificate (and the check of its key), read again so
+	 * that a renewed certificate is served without a restart; tls_init()
+	 * replaces the context only when all of it is good, so it is the
+	 * last step that may fail. At start main.c has loaded it already
+	 * (-t checks it).
+	 */
+	if (reloading && tls_init(cfg, err, errlen) != 0)
+		return -1;
+	tw_rt = rt;
+	/* Only keeps modules mapped: a service that fails here fails at login. */
+	auth_preload(cfg);
+	return 0;
+}

@@ -1,0 +1,194 @@
+/*
+ * The facts outside the config that a start or a login depends on,
+ * checked for `twinftpd -t`. Each check reports and carries on, so that
+ * one run names every problem. These run as the operator who called -t
+ * (usually root): a check that cannot look (EACCES) says so.
+ */
+#include "src/startcheck.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "src/common/util.h"
+
+/* Where libpam looks for a service's file: the admin's, then the vendor's. */
+static const char *const pam_dirs[] = { "/etc/pam.d", "/usr/lib/pam.d" };
+
+struct checker {
+	cfg_report_fn report;
+	void *ctx;
+	unsigned errors;
+};
+
+static void __attribute__((format(printf, 3, 4)))
+say(struct checker *ck, enum cfg_severity sev, const char *fmt, ...)
+{
+	char msg[CONFIG_MAX_MSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ck->report(ck->ctx, sev, msg);
+	if (sev == CFG_ERROR)
+		ck->errors++;
+}
+
+/* The user, or NULL after saying why it cannot serve as option's user. */
+static const struct passwd *
+check_user(struct checker *ck, const char *option, const char *name)
+{
+	const struct passwd *pw = getpwnam(name);
+
+	if (pw == NULL) {
+		say(ck, CFG_ERROR, "%s: user '%s' does not exist", option, name);
+		return NULL;
+	}
+	if (pw->pw_uid == 0 || pw->pw_gid == 0) {
+		say(ck, CFG_ERROR, "%s: user '%s' must not be root or in group root",
+		    option, name);
+		return NULL;
+	}
+	return pw;
+}
+
+/* path must exist and be of type (S_IFDIR or S_IFREG), named what. */
+static void
+check_kind(struct checker *ck, const char *option, const char *path, mode_t type,
+	   const char *what)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		say(ck, CFG_ERROR, "%s: %s %s: %s", option, what, path, strerror(errno));
+	else if ((st.st_mode & S_IFMT) != type)
+		say(ck, CFG_ERROR, "%s: %s is not a %s", option, path, what);
+}
+
+static void
+check_dir(struct checker *ck, const char *option, const char *path)
+{
+	check_kind(ck, option, path, S_IFDIR, "directory");
+}
+
+/* As main.c's start wants it: root-owned, writable by nobody else. */
+static void
+check_secure_chroot(struct checker *ck, const char *dir)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			say(ck, CFG_ERROR, "secure_chroot_dir: %s is not a directory", dir);
+		else if (st.st_uid != 0 || (st.st_mode & 022) != 0)
+			say(ck, CFG_ERROR, "secure_chroot_dir: %s must be owned by root and "
+			    "not writable by group or others", dir);
+		return;
+	}
+	/* A start creates the last component (mode 0555), not its parents. */
+	if (tw_strlcpy(parent, dir, sizeof(parent)) != 0 ||
+	    (slash = strrchr(parent, '/')) == NULL)
+		return;
+	*(slash == parent ? slash + 1 : slash) = '\0';
+	if (stat(parent, &st) == 0 && S_ISDIR(st.st_mode))
+		say(ck, CFG_NOTE, "secure_chroot_dir: %s does not exist; a start creates it",
+		    dir);
+	else
+		say(ck, CFG_ERROR, "secure_chroot_dir: %s does not exist, and neither does "
+		    "%s, so a start cannot create it", dir, parent);
+}
+
+/*
+ * libpam does not fail on a service without a file: it uses "other",
+ * which on Debian denies everyone, and elsewhere may allow anyone.
+ */
+static void
+check_pam_service(struct checker *ck, const char *service)
+{
+	const char *wrapped = getenv("PAM_WRAPPER_SERVICE_DIR");
+	char path[PATH_MAX];
+	size_t i;
+
+	/*
+	 * Under pam_wrapper (cwrap's PAM for tests, PAM_WRAPPER=1 and the
+	 * library preloaded) libpam reads its services from that directory
+	 * only: look where PAM will.
+	 */
+	if (wrapped != NULL && getenv("PAM_WRAPPER") != NULL &&
+	    strcmp(getenv("PAM_WRAPPER"), "1") == 0) {
+		if (snprintf(path, sizeof(path), "%s/%s", wrapped, service) < (int)sizeof(path) &&
+		    access(path, F_OK) == 0)
+			return;
+		say(ck, CFG_ERROR, "pam_service_name: no PAM service file %s", path);
+		return;
+	}
+	for (i = 0; i < TW_ARRAY_LEN(pam_dirs); i++) {
+		if (snprintf(path, sizeof(path), "%s/%s", pam_dirs[i], service) >=
+		    (int)sizeof(path))
+			continue;
+		if (access(path, F_OK) == 0)
+			return;
+	}
+	say(ck, CFG_ERROR, "pam_service_name: no PAM service file %s/%s (PAM would use "
+	    "the service \"other\" instead)", pam_dirs[0], service);
+}
+
+/* A log file's directory must exist: the start opens (creates) the file. */
+static void
+check_log_dir(struct checker *ck, const char *option, const char *file)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (tw_strlcpy(dir, file, sizeof(dir)) != 0 || (slash = strrchr(dir, '/')) == NULL)
+		return;
+	*(slash == dir ? slash + 1 : slash) = '\0';
+	check_dir(ck, option, dir);
+}
+
+unsigned
+startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
+{
+	struct checker ck = { report, ctx, 0 };
+	const struct passwd *pw;
+
+	(void)check_user(&ck, "nopriv_user", cfg->nopriv_user);
+	if (cfg->secure_chroot_dir[0] == '/')
+		check_secure_chroot(&ck, cfg->secure_chroot_dir);
+	if (cfg->anonymous_enable) {
+		pw = check_user(&ck, "ftp_username", cfg->ftp_username);
+		if (cfg->anon_root[0] != '\0')
+			check_dir(&ck, "anon_root", cfg->anon_root);
+		else if (pw != NULL)
+			check_dir(&ck, "anon_root (empty: the home of ftp_username)", pw->pw_dir);
+	}
+	if (cfg->local_enable) {
+		if (cfg->pam_service_name[0] != '\0' && strchr(cfg->pam_service_name, '/') == NULL)
+			check_pam_service(&ck, cfg->pam_service_name);
+		/* With the token in it, it names a directory per user. */
+		if (cfg->local_root[0] == '/' && (cfg->user_sub_token[0] == '\0' ||
+		    strstr(cfg->local_root, cfg->user_sub_token) == NULL))
+			check_dir(&ck, "local_root", cfg->local_root);
+	}
+	if (cfg->banner_file[0] == '/')
+		check_kind(&ck, "banner_file", cfg->banner_file, S_IFREG, "file");
+	if (cfg->userlist_enable && cfg->userlist_file[0] == '/')
+		check_kind(&ck, "userlist_file", cfg->userlist_file, S_IFREG, "file");
+	if (cfg->chroot_list_enable && cfg->chroot_list_file[0] == '/')
+		check_kind(&ck, "chroot_list_file", cfg->chroot_list_file, S_IFREG, "file");
+	if (!cfg->syslog_enable && cfg->log_file[0] == '/')
+		check_log_dir(&ck, "log_file", cfg->log_file);
+	if (cfg->xferlog_enable && (cfg->xferlog_std_format || cfg->dual_log_enable) &&
+	    cfg->xferlog_file[0] == '/')
+		check_log_dir(&ck, "xferlog_file", cfg->xferlog_file);
+	return ck.errors;
+}

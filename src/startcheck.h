@@ -1,0 +1,15 @@
+/*
+ * What a start would find wrong outside the config file itself: users
+ * that do not exist, directories that are missing, a PAM service without
+ * its file. `twinftpd -t` runs these after the config's own checks, so
+ * that one run names every problem.
+ */
+#ifndef TW_STARTCHECK_H
+#define TW_STARTCHECK_H
+
+#include "src/common/config.h"
+
+/* Reports each problem (CFG_ERROR) and note; returns the number of errors. */
+unsigned startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx);
+
+#endif

@@ -1,0 +1,505 @@
+"""Coming from vsftpd: Debian's own vsftpd.conf starts unchanged and serves
+IPv4 and IPv6 clients on one dual-stack socket; -t names every problem of a
+file in one run; the log lines that tools written for vsftpd read (syslog,
+fail2ban); vsftpd options implemented here (dirmessage_enable,
+user_sub_token) and a missing login directory."""
+
+import ftplib
+import io
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+import twhelpers
+from twhelpers import PASSWORDS, TWINFTPD, code, free_ports, retr, wait_until
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.normpath(os.path.join(HERE, "..", "vsftpd"))
+DEBIAN_CONF = os.path.join(FIXTURES, "debian12-vsftpd.conf")
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+# Options of the test's own world (users, paths, ports) that are written
+# after a vsftpd file; everything else is the file's.
+WORLD = ("listen_port", "background", "anon_root", "ftp_username", "nopriv_user",
+         "secure_chroot_dir", "pam_service_name", "pasv_min_port", "pasv_max_port",
+         "delay_failed_login", "max_login_fails", "idle_session_timeout",
+         "data_connection_timeout", "accept_timeout", "connect_timeout", "log_file",
+         "local_umask")
+
+
+def _check(path, *extra):
+    r = subprocess.run([TWINFTPD, "-t", *extra, path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=20, stdin=subprocess.DEVNULL)
+    return r, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+
+
+def _listening_tcp6(port):
+    """Whether a socket listens on [::]:port (from /proc, no connection)."""
+    with open("/proc/net/tcp6") as f:
+        next(f)
+        for line in f:
+            parts = line.split()
+            if parts[3] == "0A" and parts[1] == "%s:%04X" % ("0" * 32, port):
+                return True
+    return False
+
+
+def _start_with_file(srv, text, ready):
+    """Starts srv with text as its config, then the world's own lines."""
+    def write():
+        with open(srv.conf_path, "w") as f:
+            f.write(text)
+            f.write("\n# the test's own world: users, paths, ports\n")
+            for k in WORLD:
+                f.write("%s=%s\n" % (k, twhelpers._yesno(srv.opts[k])))
+    srv.write_config = write
+    srv.write_config()
+    srv.started = time.time()
+    srv._out = open(srv.stdout_path, "wb")
+    srv._err = open(srv.stderr_path, "wb")
+    argv = [sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, TWINFTPD, srv.conf_path]
+    srv.proc = subprocess.Popen(argv, env=srv.env(), stdin=subprocess.DEVNULL,
+                                stdout=srv._out, stderr=srv._err, close_fds=True)
+    deadline = time.monotonic() + 10
+    while not ready():
+        assert srv.proc.poll() is None, "daemon exited:\n" + srv.diagnostics()
+        assert time.monotonic() < deadline, "daemon not ready:\n" + srv.diagnostics()
+        time.sleep(0.02)
+
+
+def _ftp(host, port, user="alice", af=socket.AF_INET):
+    f = ftplib.FTP(timeout=twhelpers.TIMEOUT)
+    f.af = af
+    f.connect(host, port)
+    f.login(user, PASSWORDS[user])
+    return f
+
+
+# ------------------------------------------------------------ Debian's file
+
+def test_debian_conf_is_the_package_file():
+    """The fixture is Debian 12's /etc/vsftpd.conf, where vsftpd is installed
+    (etc/install-deps.sh installs it)."""
+    assert os.path.exists("/etc/vsftpd.conf"), "vsftpd not installed (etc/install-deps.sh)"
+    with open("/etc/vsftpd.conf", "rb") as a, open(DEBIAN_CONF, "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_debian_conf_checks_unchanged():
+    r, out, err = _check(DEBIAN_CONF)
+    assert r.returncode == 0, err
+    assert re.search(r"(?m)^listen=NO$", out) and re.search(r"(?m)^listen_ipv6=YES$", out)
+    assert re.search(r"(?m)^dirmessage_enable=YES$", out), out
+    assert "problem" not in err, err
+
+
+def test_debian_conf_serves_ipv4_and_ipv6(make_server):
+    """listen=NO + listen_ipv6=YES: one dual-stack socket. An IPv4 client
+    (an IPv4-mapped peer) gets 227 with its IPv4 address, PORT (from port
+    20: connect_from_port_20=YES) and EPRT work, and a data connection
+    from another address is still refused."""
+    srv = make_server(start=False)
+    srv.put("pub.txt", b"from debian's config\n")
+    with open(DEBIAN_CONF) as f:
+        text = f.read()
+    _start_with_file(srv, text, lambda: _listening_tcp6(srv.port))
+    # One socket, in the IPv6 table only.
+    assert not twhelpers.port_listening(srv.port)
+
+    f4 = _ftp("127.0.0.1", srv.port)
+    resp = f4.sendcmd("PASV")
+    assert resp.startswith("227"), resp
+    assert ftplib.parse227(resp)[0] == "127.0.0.1", resp
+    for mode in ("pasv", "epsv", "port", "eprt"):
+        data, _, final = retr(f4, "RETR pub.txt", mode)
+        assert data == b"from debian's config\n", mode
+        assert final.startswith("226"), final
+    resp = f4.sendcmd("PASV")
+    port = ftplib.parse227(resp)[1]
+    twhelpers.assert_theft_refused(f4, port, b"RETR pub.txt\r\n")
+    f4.quit()
+
+    f6 = _ftp("::1", srv.port, af=socket.AF_INET6)
+    out = io.BytesIO()
+    f6.retrbinary("RETR pub.txt", out.write)
+    assert out.getvalue() == b"from debian's config\n"
+    with pytest.raises(ftplib.error_temp):
+        f6.sendcmd("PASV")
+    f6.quit()
+    # The log names IPv4 clients as IPv4 (firewalls and fail2ban use it).
+    srv.wait_log(r'OK LOGIN: Client "127\.0\.0\.1", user "alice"')
+    srv.wait_log(r'OK LOGIN: Client "::1", user "alice"')
+
+
+def test_listen_ipv6_beside_ipv4_stays_ipv6_only(make_server):
+    """listen=YES and listen_ipv6=YES: two sockets on one port, as before."""
+    srv = make_server({"listen": True, "listen_ipv6": True, "listen_address": ""},
+                      start=False)
+    _start_with_file(srv, "listen=YES\nlisten_ipv6=YES\n",
+                     lambda: _listening_tcp6(srv.port) and
+                     twhelpers.port_listening(srv.port))
+    for host, af in (("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)):
+        f = _ftp(host, srv.port, af=af)
+        assert code(f.sendcmd("NOOP")) == 200
+        f.quit()
+
+
+# ------------------------------------------------------------ -t
+
+def test_check_reports_every_problem(tmp_path):
+    missing = str(tmp_path / "missing")
+    conf = tmp_path / "many.conf"
+    conf.write_text("\n".join([
+        "listen=YES",
+        "no_such_option=1",                 # 2
+        "listen_port=port",                 # 3
+        "tcp_wrappers=YES",                 # 4
+        "async_abor_enable=YES",            # 5: a note, no problem
+        "one_process_model=NO",             # 6: a note
+        "anonymous_enable=YES",
+        "ftp_username=no-such-ftp-user",
+        "nopriv_user=no-such-nopriv-user",
+        "anon_root=" + missing,
+        "local_root=" + missing + "/x",
+        "pam_service_name=twe2e-no-such-service",
+        "pasv_min_port=3000",
+        "pasv_max_port=2000",
+        "",
+    ]))
+    r, out, err = _check(str(conf))
+    assert r.returncode == 1, err
+    p = str(conf)
+    for want in ("%s:2: unknown option 'no_such_option'" % p,
+                 "%s:3: option 'listen_port'" % p,
+                 "%s:4: option 'tcp_wrappers'" % p,
+                 "pasv_min_port (3000) is greater than pasv_max_port (2000)",
+                 "nopriv_user: user 'no-such-nopriv-user' does not exist",
+                 "ftp_username: user 'no-such-ftp-user' does not exist",
+                 "anon_root: directory %s" % missing,
+                 "local_root: directory %s/x" % missing,
+                 "no PAM service file /etc/pam.d/twe2e-no-such-service"):
+        assert want in err, (want, err)
+    assert re.search(r"note: %s:5: .*async_abor_enable" % re.escape(p), err), err
+    assert re.search(r"note: %s:6: .*one_process_model" % re.escape(p), err), err
+    assert "9 problems found" in err, err
+    assert out == "", out
+
+
+def test_check_accepts_inert_vsftpd_settings(tmp_path):
+    conf = tmp_path / "inert.conf"
+    conf.write_text("listen=YES\nlocal_enable=NO\nnopriv_user=nobody\n"
+                    "secure_chroot_dir=%s\nlog_file=%s/log\n"
+                    "tcp_wrappers=NO\none_process_model=NO\nasync_abor_enable=YES\n"
+                    "utf8_filesystem=YES\nsetproctitle_enable=YES\nchown_uploads=NO\n"
+                    "anon_max_rate=0\nssl_enable=NO\n" % (tmp_path, tmp_path))
+    os.chmod(str(tmp_path), 0o755)
+    r, out, err = _check(str(conf))
+    assert r.returncode == 0, err
+    assert err.count("note:") >= 7, err
+
+
+def test_bind_failure_reaches_stderr(make_server):
+    srv = make_server(start=False)
+    blocker = socket.socket()
+    blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    blocker.bind((twhelpers.HOST, srv.port))
+    blocker.listen(1)
+    try:
+        srv.write_config()
+        r = subprocess.run([sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, TWINFTPD,
+                            srv.conf_path], env=srv.env(), stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    finally:
+        blocker.close()
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode != 0
+    assert re.search(r"bind to 127\.0\.0\.1 port %d: Address already in use" % srv.port,
+                     err), err
+    assert "bind to" in srv.log_text()
+
+
+# ------------------------------------------------------------ logs
+
+def test_syslog_gets_every_line(make_server, tmp_path):
+    """syslog_enable=YES: login, transfer and failed-login lines of pre-forked
+    sessions all reach the syslog socket (a listener on a private path;
+    test builds let TW_TEST_SYSLOG_SOCKET name it)."""
+    path = str(tmp_path / "log.sock")
+    rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    rx.bind(path)
+    os.chmod(path, 0o666)
+    rx.settimeout(0.2)
+    got = []
+
+    def drain():
+        while True:
+            try:
+                got.append(rx.recv(65536).decode("utf-8", "replace"))
+            except socket.timeout:
+                return "\n".join(got)
+
+    try:
+        srv = make_server({"syslog_enable": True, "prefork_sessions": 4},
+                          extra_env={"TW_TEST_SYSLOG_SOCKET": path})
+        srv.put("s.txt", b"syslog\n")
+        for _ in range(3):      # sessions from the pool, one after another
+            f = srv.ftp("alice")
+            data, _, _ = retr(f, "RETR s.txt")
+            assert data == b"syslog\n"
+            f.quit()
+        f = srv.connect()
+        with pytest.raises(ftplib.error_perm):
+            f.login("alice", "wrong")
+        f.close()
+
+        def all_in():
+            text = drain()
+            return (len(re.findall(r'OK LOGIN: Client "127\.0\.0\.1", user "alice"', text)) == 3
+                    and len(re.findall(r"s\.txt", text)) >= 3
+                    and 'FAIL LOGIN: Client "127.0.0.1"' in text)
+        wait_until(all_in, 10, what="every line in syslog: %r" % got)
+        text = "\n".join(got)
+        assert re.search(r"^<\d+>\w{3} [ \d]\d \d\d:\d\d:\d\d twinftpd\[\d+\]: \[pid \d+\] ",
+                         text, re.M), text
+        assert "Bad file descriptor" not in text
+    finally:
+        rx.close()
+
+
+def test_fail2ban_filters_match_failed_logins(server):
+    """fail2ban's stock vsftpd filter and etc/fail2ban's twinftpd filter
+    both find the failed logins in twinftpd's log, and not the good ones."""
+    fail2ban_regex = shutil.which("fail2ban-regex")
+    assert fail2ban_regex, "fail2ban not installed (etc/install-deps.sh)"
+    for _ in range(2):
+        f = server.connect()
+        with pytest.raises(ftplib.error_perm):
+            f.login("bob", "wrong")
+        f.close()
+    server.ftp("alice").quit()
+    server.wait_log(r"OK LOGIN")
+    wait_until(lambda: server.log_text().count("FAIL LOGIN") == 2, 5, what="two FAIL LOGIN")
+    ours = os.path.join(REPO, "etc", "fail2ban", "filter.d", "twinftpd.conf")
+    for flt in ("/etc/fail2ban/filter.d/vsftpd.conf", ours):
+        r = twhelpers.run([fail2ban_regex, server.log_path, flt])
+        out = r.stdout.decode("utf-8", "replace")
+        assert r.returncode == 0, out
+        m = re.search(r"Lines: \d+ lines?, \d+ ignored, (\d+) matched", out)
+        assert m and int(m.group(1)) == 2, (flt, out)
+        assert "127.0.0.1" in out, out
+
+
+# ------------------------------------------------------------ options
+
+def test_dirmessage_shown_once_per_directory(make_server):
+    srv = make_server({"dirmessage_enable": True})
+    srv.mkdir("docs")
+    srv.put("docs/.message", b"Welcome to docs\r\n\x1b[31mred\n")
+    c = srv.ctrl()
+    c.login("alice", PASSWORDS["alice"])
+    rc_, lines = c.cmd("CWD docs")
+    assert rc_ == 250
+    assert lines[0] == b"250-Welcome to docs", lines
+    assert lines[1] == b"250-?[31mred", lines
+    assert lines[-1].startswith(b"250 "), lines
+    c.cmd("CWD /")
+    rc_, lines = c.cmd("CWD docs")
+    assert rc_ == 250 and len(lines) == 1, lines
+    c.close()
+
+
+def test_user_sub_token_and_missing_local_root(make_server):
+    """local_root=/.../$USER with user_sub_token=$USER: each user's own
+    directory; a user whose directory is missing is refused with 530 and
+    the log names the directory (not OK LOGIN and a dropped connection)."""
+    srv = make_server(start=False)
+    base = os.path.join(srv.base, "ftproots")
+    os.mkdir(base, 0o755)
+    os.mkdir(os.path.join(base, "alice"), 0o755)
+    os.chown(os.path.join(base, "alice"), twhelpers.USERS["alice"], twhelpers.USERS["alice"])
+    with open(os.path.join(base, "alice", "mine.txt"), "wb") as fh:
+        fh.write(b"alice's root\n")
+    srv.opts.update({"local_root": base + "/$USER", "user_sub_token": "$USER"})
+    srv.start()
+    f = srv.ftp("alice")
+    data, _, _ = retr(f, "RETR mine.txt")
+    assert data == b"alice's root\n"
+    f.quit()
+    f = srv.connect()
+    with pytest.raises(ftplib.error_perm) as e:
+        f.login("bob", PASSWORDS["bob"])
+    assert str(e.value).startswith("530"), e.value
+    f.close()
+    srv.wait_log(r"login of bob refused: its directory %s/bob: No such file"
+                 % re.escape(base))
+    assert 'OK LOGIN: Client "127.0.0.1", user "bob"' not in srv.log_text()
+
+
+XFERLOG_RE = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+                        r" [ \d]\d \d\d:\d\d:\d\d \d{4} (\d+) (\S+) (\d+) (\S+) ([ab]) ([CUT_]+)"
+                        r" ([oid]) ([agr]) (\S+) (\S+) ([01]) (\S+) ([ci])$")
+
+
+@pytest.mark.parametrize("dual", [False, True])
+def test_xferlog_std_format(make_server, dual):
+    """xferlog_std_format=YES: every transfer is one xferlog(5) line that
+    parses with the format's expression; dual_log_enable keeps vsftpd's own
+    line in log_file too. Both name the user and client the monitor knows."""
+    srv = make_server(start=False)
+    xferlog = os.path.join(srv.base, "xferlog")
+    srv.opts.update({"xferlog_std_format": True, "xferlog_file": xferlog,
+                     "dual_log_enable": dual})
+    srv.start()
+    srv.mkdir("in dir")
+    srv.put("in dir/a file.bin", b"x" * 5000)
+    f = srv.ftp("alice")
+    f.cwd("in dir")
+    data, _, _ = retr(f, "RETR a file.bin")
+    assert len(data) == 5000
+    twhelpers.stor(f, "STOR up.txt", b"y" * 123)
+    f.sendcmd("TYPE A")
+    twhelpers.stor(f, "STOR asc.txt", b"text\n")
+    f.quit()
+    lines = wait_until(lambda: (lambda t: t if len(t) == 3 else None)(
+        open(xferlog).read().splitlines() if os.path.exists(xferlog) else []),
+        10, what="three xferlog lines")
+    parsed = [XFERLOG_RE.match(l) for l in lines]
+    assert all(parsed), lines
+    (t, host, size, name, typ, act, dirn, mode, user, svc, auth, uid, done) = \
+        parsed[0].groups()[2:]
+    assert (host, size, name, typ, dirn, mode, user, svc, done) == \
+        ("127.0.0.1", "5000", "/in_dir/a_file.bin", "b", "o", "r", "alice", "ftp", "c")
+    assert parsed[1].group(6) == "/in_dir/up.txt" and parsed[1].group(9) == "i"
+    assert parsed[1].group(5) == "123"
+    assert parsed[2].group(7) == "a"
+    text = srv.log_text()
+    vs = re.findall(r'OK (?:DOWNLOAD|UPLOAD): Client "127\.0\.0\.1", user "alice", '
+                    r'"/in dir/[^"]+", \d+ bytes, [\d.]+Kbyte/sec', text)
+    assert len(vs) == (3 if dual else 0), text
+    # The transfer line and the login line come from one process: the
+    # monitor's pid ties them together.
+    if dual:
+        login_pid = re.search(r'\[pid (\d+)\] \[monitor\] OK LOGIN', text).group(1)
+        assert "[pid %s] [monitor] OK DOWNLOAD" % login_pid in text, text
+
+
+def test_default_transfer_line_names_user_and_client(server):
+    server.put("d.txt", b"z" * 100)
+    f = server.ftp("alice")
+    retr(f, "RETR d.txt")
+    f.quit()
+    server.wait_log(r'\[pid \d+\] \[monitor\] OK DOWNLOAD: Client "127\.0\.0\.1", '
+                    r'user "alice", "/d\.txt", 100 bytes, [\d.]+Kbyte/sec')
+
+
+def test_inetd_dual_stack_socket_pasv(make_server):
+    """Under xinetd, systemd-socket-activate or twinftpd.socket the
+    connection on stdin comes from a dual-stack socket, the IPv4 client as
+    ::ffff:127.0.0.1: PASV answers 227 with its IPv4 address, the data
+    connection works, and the log names it as IPv4 without the pool line
+    of a standalone start."""
+    srv = make_server({"listen": False, "listen_ipv6": False}, start=False)
+    srv.put("i.txt", b"inetd dual stack\n")
+    lsock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    lsock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    lsock.bind(("::", 0))
+    lsock.listen(1)
+    port = lsock.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port), timeout=twhelpers.TIMEOUT)
+    conn, peer = lsock.accept()
+    lsock.close()
+    assert peer[0].startswith("::ffff:"), peer
+    try:
+        srv.write_config()
+        srv._out = open(srv.stdout_path, "wb")
+        srv._err = open(srv.stderr_path, "wb")
+        srv.proc = subprocess.Popen(
+            [sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, TWINFTPD, srv.conf_path],
+            env=srv.env(), stdin=conn, stdout=srv._out, stderr=srv._err, close_fds=True)
+        conn.close()
+        f = ftplib.FTP(timeout=twhelpers.TIMEOUT)
+        f.sock = client
+        f.af = socket.AF_INET
+        f.file = client.makefile("r", encoding="utf-8")
+        f.welcome = f.getresp()
+        f.login("alice", PASSWORDS["alice"])
+        resp = f.sendcmd("PASV")
+        assert resp.startswith("227"), resp
+        assert ftplib.parse227(resp)[0] == "127.0.0.1", resp
+        data_port = ftplib.parse227(resp)[1]
+        d = socket.create_connection(("127.0.0.1", data_port), twhelpers.TIMEOUT)
+        f.sendcmd("RETR i.txt")
+        got = twhelpers.recv_all(d)
+        d.close()
+        assert got == b"inetd dual stack\n"
+        assert f.voidresp().startswith("226")
+        assert code(f.quit()) == 221
+        assert srv.proc.wait(timeout=10) == 0
+        srv._out.close()
+        srv._err.close()
+        srv.proc = None
+        log = srv.log_text()
+        assert 'OK LOGIN: Client "127.0.0.1", user "alice"' in log, log
+        assert "pool of" not in log, log
+    finally:
+        client.close()
+
+
+def test_banner_file_greets(make_server):
+    srv = make_server(start=False)
+    banner = os.path.join(srv.etc, "banner")
+    with open(banner, "wb") as fh:
+        fh.write(b"Authorised use only.\r\nSecond \x07line\n")
+    srv.opts["banner_file"] = banner
+    srv.start()
+    c = srv.ctrl(greet=False)
+    rc_, lines = c.reply()
+    assert rc_ == 220
+    assert lines == [b"220-Authorised use only.", b"220-Second ?line", b"220 "], lines
+    c.close()
+
+
+def test_cmds_allowed_and_denied(make_server):
+    srv = make_server({"cmds_allowed": "PWD,CWD,DELE,QUIT,SITE", "cmds_denied": "DELE"})
+    srv.put("keep.txt", b"k")
+    c = srv.ctrl()
+    c.login("alice", PASSWORDS["alice"])     # USER/PASS: before login, not listed
+    assert c.cmd("PWD")[0] == 257
+    assert c.cmd("MKD x")[0] == 550
+    assert c.cmd("DELE keep.txt")[0] == 550
+    assert os.path.exists(srv.path("keep.txt"))
+    assert c.cmd("QUIT")[0] == 221
+    c.close()
+
+
+def test_chmod_enable_no(make_server):
+    srv = make_server({"chmod_enable": False})
+    p = srv.put("m.txt", b"m", mode=0o644)
+    c = srv.ctrl()
+    c.login("alice", PASSWORDS["alice"])
+    assert c.cmd("SITE CHMOD 600 m.txt")[0] == 550
+    assert os.stat(p).st_mode & 0o777 == 0o644
+    c.close()
+
+
+def test_anon_world_readable_only(make_server):
+    srv = make_server()
+    for name, mode in (("open.txt", 0o644), ("closed.txt", 0o640)):
+        p = os.path.join(srv.anon_root, "pub", name)
+        with open(p, "wb") as fh:
+            fh.write(b"anon\n")
+        os.chmod(p, mode)
+        # ftp_username's own file: readable by it, but not by everybody.
+        os.chown(p, twhelpers.USERS["twftp"], twhelpers.USERS["twftp"])
+    f = srv.ftp("anonymous")
+    assert retr(f, "RETR pub/open.txt")[0] == b"anon\n"
+    with pytest.raises(ftplib.error_perm) as e:
+        retr(f, "RETR pub/closed.txt")
+    assert str(e.value).startswith("550")
+    f.quit()
