@@ -571,14 +571,15 @@ def session_roles(server, client_port):
 def test_private_key_never_reaches_the_users_processes(make_server, certs, reuse):
     s = tls_server(make_server, certs, require_ssl_reuse=reuse)
     patterns = key_patterns(certs["good"][2])
-    # Before any login: neither the listener nor a ready pair's monitor
-    # and spare has it.
-    spare_mons = children(s.pid)
+    # Neither the listener nor a ready pair's monitor has it.
     assert not memory_holds(s.pid, patterns), "the listener holds the key"
     f = ftps(s)
     assert f.nlst() is not None     # a data handshake ran in the user's worker
     mon, relay, user = session_roles(s, f.sock.getsockname()[1])
-    idle = [m for m in spare_mons if m != mon][0]
+    # A ready pair's monitor: a root child of the listener that is not ours.
+    idle = wait_until(lambda: [m for m in children(s.pid) if m != mon and
+                               (proc_ids(m, "Uid") or [None])[0] == 0] or None,
+                      30, what="a ready pair")[0]
     assert not memory_holds(idle, patterns), "a ready pair's monitor holds the key"
     assert (proc_ids(mon, "Uid") or [None])[0] == USERS["alice"]   # the monitor, after login
     # The relay made the control handshake: the key is there, so the
