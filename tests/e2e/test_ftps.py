@@ -673,3 +673,46 @@ def test_node_basic_ftp(make_server, certs, tmp_path):
     assert "node.bin" in r.stdout.decode()
     assert sha256_file(dst) == digest
     assert sha256_file(os.path.join(s.home("alice"), "node.bin")) == digest
+
+
+def _retr_without_close_notify(f, name):
+    """RETR whose data connection the client closes without close_notify:
+    the final reply."""
+    conn = f.transfercmd("RETR " + name)
+    while conn.recv(65536):
+        pass
+    raw = socket.socket(fileno=os.dup(conn.fileno()))
+    conn.close()
+    raw.close()
+    try:
+        return f.voidresp()
+    except ftplib.Error as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_strict_ssl_write_shutdown(make_server, certs, strict):
+    """With it, a download is complete only when the client answered the
+    server's close_notify with its own."""
+    s = tls_server(make_server, certs, strict_ssl_write_shutdown=strict)
+    put_file(s, "w.bin", 300000)
+    f = ftps(s)
+    got = []
+    assert code(f.retrbinary("RETR w.bin", got.append)) == 226   # ftplib unwraps
+    resp = _retr_without_close_notify(f, "w.bin")
+    assert code(resp) == (426 if strict else 226), resp
+    f.quit()
+
+
+def test_debug_ssl_logs_handshake_failures(make_server, certs):
+    s = tls_server(make_server, certs, debug_ssl=True, ssl_request_cert=True)
+    f = ftplib.FTP_TLS(context=client_context(alpn=["h2"]), timeout=TIMEOUT)
+    f.connect(HOST, s.port)
+    with pytest.raises((ssl.SSLError, OSError)):
+        f.auth()
+    f.close()
+    s.wait_log(r"TLS: control handshake failed")
+    # ssl_request_cert asks, and a client without a certificate is served.
+    g = ftps(s)
+    assert g.nlst() is not None
+    g.quit()
