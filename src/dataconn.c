@@ -189,10 +189,9 @@ reply_pasv(struct session *s, unsigned port)
 	struct in_addr a = ((struct sockaddr_in *)&s->local)->sin_addr;
 	char text[sizeof("255,255,255,255,255,255")];
 
-	/* config.c checked pasv_address when it loaded it. */
-	if (s->cfg->pasv_address[0] != '\0' &&
-	    inet_pton(AF_INET, s->cfg->pasv_address, &a) != 1)
-		bug("pasv_address \"%s\" is not an IPv4 address", s->cfg->pasv_address);
+	/* pasv_address, as the listener read or resolved it (derived.c). */
+	if (tw_rt.have_pasv_addr)
+		a = tw_rt.pasv_addr;
 	if (ftp_format_pasv(text, sizeof(text), &a, port) < 0)
 		bug("%s: port %u", __func__, port);
 	ctrl_reply(&s->ctrl, 227, "Entering Passive Mode (%s).", text);

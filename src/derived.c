@@ -1,8 +1,10 @@
 #include "src/derived.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <netdb.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -148,6 +150,40 @@ read_banner(const char *path, struct tw_runtime *rt, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * pasv_address as the worker announces it: a literal (config.c checked
+ * it), or with pasv_addr_resolve a host name resolved here, by the
+ * listener (a worker cannot resolve: it has no network and no files).
+ */
+static int
+resolve_pasv_address(const struct tw_config *cfg, struct tw_runtime *rt, char *err,
+		     size_t errlen)
+{
+	struct addrinfo hints, *res = NULL;
+	int rc;
+
+	rt->have_pasv_addr = 0;
+	if (cfg->pasv_address[0] == '\0')
+		return 0;
+	if (!cfg->pasv_addr_resolve) {
+		rt->have_pasv_addr = inet_pton(AF_INET, cfg->pasv_address, &rt->pasv_addr) == 1;
+		return 0;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(cfg->pasv_address, NULL, &hints, &res);
+	if (rc != 0 || res == NULL) {
+		(void)snprintf(err, errlen, "pasv_address %s (pasv_addr_resolve): %s",
+			       cfg->pasv_address, rc != 0 ? gai_strerror(rc) : "no IPv4 address");
+		return -1;
+	}
+	rt->pasv_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+	rt->have_pasv_addr = 1;
+	freeaddrinfo(res);
+	return 0;
+}
+
 int
 derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errlen)
 {
@@ -157,7 +193,8 @@ derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errl
 	/* The namespaces (netns_fd, isolate) are made once, at start. */
 	rt = tw_rt;
 	if (resolve_users(cfg, &rt, err, errlen) != 0 ||
-	    read_banner(cfg->banner_file, &rt, err, errlen) != 0)
+	    read_banner(cfg->banner_file, &rt, err, errlen) != 0 ||
+	    resolve_pasv_address(cfg, &rt, err, errlen) != 0)
 		return -1;
 	derive_login_nice(cfg, &rt);
 	/*

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <netdb.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -155,6 +156,24 @@ check_log_dir(struct checker *ck, const char *option, const char *file)
 	check_dir(ck, option, dir);
 }
 
+/* pasv_addr_resolve: the name must have an IPv4 address now. */
+static void
+check_pasv_name(struct checker *ck, const char *name)
+{
+	struct addrinfo hints, *res = NULL;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(name, NULL, &hints, &res);
+	if (rc != 0 || res == NULL)
+		say(ck, CFG_ERROR, "pasv_address %s (pasv_addr_resolve): %s", name,
+		    rc != 0 ? gai_strerror(rc) : "no IPv4 address");
+	if (res != NULL)
+		freeaddrinfo(res);
+}
+
 unsigned
 startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 {
@@ -190,5 +209,7 @@ startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 	if (cfg->xferlog_enable && (cfg->xferlog_std_format || cfg->dual_log_enable) &&
 	    cfg->xferlog_file[0] == '/')
 		check_log_dir(&ck, "xferlog_file", cfg->xferlog_file);
+	if (cfg->pasv_addr_resolve && cfg->pasv_address[0] != '\0')
+		check_pasv_name(&ck, cfg->pasv_address);
 	return ck.errors;
 }

@@ -162,7 +162,6 @@ static const struct {
 	{ "chown_uploads", 'b', "NO", NULL },
 	{ "guest_enable", 'b', "NO", NULL },
 	{ "virtual_use_local_privs", 'b', "NO", NULL },
-	{ "pasv_addr_resolve", 'b', "NO", NULL },
 	{ "log_ftp_protocol", 'b', "NO", NULL },
 	{ "mdtm_write", 'b', "NO", NULL },
 	{ "lock_upload_files", 'b', "NO", NULL },
@@ -844,8 +843,14 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 	    e, report, ctx, &n);
 	tally(check_addr("listen_address6", c->listen_address6, AF_INET6, e, sizeof(e)),
 	    e, report, ctx, &n);
-	tally(check_addr("pasv_address", c->pasv_address, AF_INET, e, sizeof(e)),
-	    e, report, ctx, &n);
+	/* With pasv_addr_resolve it is a host name, resolved at start. */
+	if (!c->pasv_addr_resolve)
+		tally(check_addr("pasv_address", c->pasv_address, AF_INET, e, sizeof(e)),
+		    e, report, ctx, &n);
+	else if (c->pasv_address[0] == '\0')
+		tally(cfg_error(e, sizeof(e), NULL, 0,
+		    "pasv_addr_resolve=YES needs pasv_address (a host name)"),
+		    e, report, ctx, &n);
 
 	/*
 	 * The pre-login worker's jail: "/" or a relative path would give the

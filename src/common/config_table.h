@@ -135,6 +135,8 @@ CFG_UINT(pasv_max_port, 0, 0, 65535,
 	"Highest passive port; 0 means any port the kernel picks.")
 CFG_STR(pasv_address, "",
 	"IPv4 address to announce in the 227 reply, for servers behind NAT; empty means the control connection's local address.")
+CFG_BOOL(pasv_addr_resolve, 0,
+	"pasv_address is a host name: the listener resolves it (IPv4) at start and at each reload, and PASV announces the address it had then. A name that does not resolve stops the start (or refuses the reload).")
 CFG_BOOL(pasv_promiscuous, 0,
 	"Accept passive data connections from any address, not only the control connection's peer. Leave off: it lets a third party take over a transfer.")
 CFG_BOOL(port_enable, 1,

@@ -6,6 +6,7 @@
 #ifndef TW_RUNTIME_H
 #define TW_RUNTIME_H
 
+#include <netinet/in.h>
 #include <sys/types.h>
 
 /* The most of banner_file shown, as vsftpd's limit for the same file. */
@@ -33,6 +34,9 @@ struct tw_runtime {
 	int login_nice;
 	/* banner_file's text, read at start (the pre-login worker opens nothing). */
 	char banner[TW_BANNER_MAX + 1];
+	/* pasv_address as an address (resolved with pasv_addr_resolve); 0: unset. */
+	int have_pasv_addr;
+	struct in_addr pasv_addr;
 };
 extern struct tw_runtime tw_rt;
 
