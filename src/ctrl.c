@@ -67,9 +67,35 @@ ctrl_init(struct ctrl *c, int fd)
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/* log_ftp_protocol: called with each reply line written (no CRLF). */
+static void (*reply_log_hook)(const char *line, size_t len);
+
+void
+ctrl_log_replies(void (*fn)(const char *line, size_t len))
+{
+	reply_log_hook = fn;
+}
+
+static void
+log_reply_lines(const char *buf, size_t len)
+{
+	while (len > 0) {
+		const char *lf = memchr(buf, '\n', len);
+		size_t n = lf != NULL ? (size_t)(lf - buf) + 1 : len, text = n;
+
+		while (text > 0 && (buf[text - 1] == '\n' || buf[text - 1] == '\r'))
+			text--;
+		reply_log_hook(buf, text);
+		buf += n;
+		len -= n;
+	}
+}
+
 void
 ctrl_write(struct ctrl *c, const char *buf, size_t len)
 {
+	if (reply_log_hook != NULL)
+		log_reply_lines(buf, len);
 	/* No deadline (as the plain path): the idle timeout ends a session
 	 * whose client stops reading. */
 	if (c->ssl != NULL) {

@@ -3,11 +3,13 @@
  * lines and hand them to the verb table (commands.c), which knows what
  * each verb may do in the session's state.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <limits.h>
@@ -161,6 +163,44 @@ read_command(struct session *s, char *line, size_t cap)
 	}
 }
 
+/*
+ * log_ftp_protocol: every command and reply line, vsftpd's way ("FTP
+ * command: Client ..."); a password never (PASS is logged as "PASS
+ * <password>"). The monitor replaces control characters in what it logs.
+ */
+static char protocol_peer[INET6_ADDRSTRLEN] TW_PER_PROCESS;
+
+static void
+log_protocol_reply(const char *line, size_t len)
+{
+	tw_log(TW_LOG_INFO, "FTP response: Client \"%s\", \"%.*s\"", protocol_peer,
+	       (int)len, line);
+}
+
+static void
+log_protocol_start(struct session *s)
+{
+	const void *a = s->peer.ss_family == AF_INET6
+		? (const void *)&((struct sockaddr_in6 *)&s->peer)->sin6_addr
+		: (const void *)&((struct sockaddr_in *)&s->peer)->sin_addr;
+
+	if (!s->cfg->log_ftp_protocol)
+		return;
+	if (inet_ntop(s->peer.ss_family, a, protocol_peer, sizeof(protocol_peer)) == NULL)
+		tw_strlcpy(protocol_peer, "?", sizeof(protocol_peer));
+	ctrl_log_replies(log_protocol_reply);
+}
+
+static void
+log_protocol_command(struct session *s, const char *line)
+{
+	if (!s->cfg->log_ftp_protocol)
+		return;
+	if (strncasecmp(line, "PASS", 4) == 0 && (line[4] == ' ' || line[4] == '\0'))
+		line = "PASS <password>";
+	tw_log(TW_LOG_INFO, "FTP command: Client \"%s\", \"%s\"", protocol_peer, line);
+}
+
 /* Serves command lines until the session ends. */
 static void __attribute__((noreturn))
 serve_commands(struct session *s)
@@ -169,6 +209,7 @@ serve_commands(struct session *s)
 
 	for (;;) {
 		read_command(s, line, sizeof(line));
+		log_protocol_command(s, line);
 		cmd_dispatch(s, line);
 	}
 }
@@ -195,6 +236,7 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 	}
 	session_init(s, cfg, ctrl_fd, ipc_fd);
 	session_learn_addresses(s);
+	log_protocol_start(s);
 	if (session_implicit_tls(s))
 		worker_start_tls(s);
 	if (tw_rt.banner[0] != '\0') {
@@ -222,6 +264,7 @@ worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
 	s->tls = login->tls;
 	s->prot_private = login->prot_private;
 	s->logged_in = 1;
+	log_protocol_start(s);
 	s->anonymous = login->anonymous;
 	tw_strlcpy(s->user, login->user, sizeof(s->user));
 	/*

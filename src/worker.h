@@ -168,6 +168,8 @@ void ctrl_reply_text(struct ctrl *c, int code, const char *text);
 #define ctrl_reply_raw(c, ...)		ctrl_replyf((c), 0, ' ', __VA_ARGS__)
 /* Writes all of buf or dies (the client is gone). */
 void ctrl_write(struct ctrl *c, const char *buf, size_t len);
+/* log_ftp_protocol: fn sees every reply line ctrl_write writes. */
+void ctrl_log_replies(void (*fn)(const char *line, size_t len));
 /* AUTH TLS (after its 234) or implicit FTPS: the handshake. 0 or -1. */
 int ctrl_start_tls(struct ctrl *c, const struct tw_config *cfg);
 /* The end of the session: our close_notify on a TLS control connection. */

@@ -162,7 +162,6 @@ static const struct {
 	{ "chown_uploads", 'b', "NO", NULL },
 	{ "guest_enable", 'b', "NO", NULL },
 	{ "virtual_use_local_privs", 'b', "NO", NULL },
-	{ "log_ftp_protocol", 'b', "NO", NULL },
 	{ "mdtm_write", 'b', "NO", NULL },
 	{ "lock_upload_files", 'b', "NO", NULL },
 	{ "anon_max_rate", 'n', "0", NULL },

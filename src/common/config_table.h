@@ -225,6 +225,8 @@ CFG_STR(xferlog_file, "/var/log/xferlog",
 	"File of the xferlog(5) lines (xferlog_std_format or dual_log_enable), opened by the listener at start.")
 CFG_BOOL(dual_log_enable, 0,
 	"With xferlog_enable: each transfer goes both to xferlog_file, in xferlog(5) format, and to log_file as a line of its own.")
+CFG_BOOL(log_ftp_protocol, 0,
+	"Log every command and reply of every session (\"FTP command: Client ...\", \"FTP response: Client ...\"), passwords masked: for debugging; it logs file names and user names as clients send them.")
 CFG_BOOL(syslog_enable, 0,
 	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. The listener connects to /dev/log once, at start (no syslog daemon listening there is an error), and every session process keeps that socket, since a chrooted process cannot connect again; so lines of sessions already running are lost while the syslog daemon restarts.")
 
