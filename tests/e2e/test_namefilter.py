@@ -112,3 +112,16 @@ def test_deny_file_checks_every_component(denied):
     pre, final = stor(f, "STOR pub/new.txt", b"new\n")
     assert final.startswith("226"), final
     assert s.read("pub/new.txt") == b"new\n"
+
+
+def test_stou_passes_over_denied_names(make_server):
+    # STOU picks "name", then "name.1", ...: a pick the filter denies is
+    # skipped, not created.
+    s = make_server({"deny_file": "{*.1}"})
+    s.put("up", b"old\n")
+    f = s.ftp("alice")
+    pre, final = stor(f, "STOU up", b"new\n")
+    assert final.startswith("226"), final
+    assert not os.path.exists(s.path("up.1"))
+    assert s.read("up.2") == b"new\n"
+    f.close()
