@@ -70,13 +70,22 @@ check_write(struct session *s, enum write_op op)
 	return 0;
 }
 
+/*
+ * Every command that names a path passes here (the listings through
+ * data_path_denied), so this is where deny_file applies.
+ */
 static int
 check_path(struct session *s, const char *arg)
 {
-	if (ftp_path_ok(arg) == 0)
-		return 1;
-	ctrl_reply(&s->ctrl, 501, "Bad or missing path.");
-	return 0;
+	if (ftp_path_ok(arg) != 0) {
+		ctrl_reply(&s->ctrl, 501, "Bad or missing path.");
+		return 0;
+	}
+	if (data_path_denied(s, arg)) {
+		ctrl_reply(&s->ctrl, 550, "Permission denied.");
+		return 0;
+	}
+	return 1;
 }
 
 /*

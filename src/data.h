@@ -83,5 +83,7 @@ enum list_mode { LISTMODE_LIST, LISTMODE_NLST, LISTMODE_MLSD };
 void data_cmd_list(struct session *s, const char *arg, enum list_mode mode);
 /* STAT <path>: a LIST listing inside a 213 reply on the control connection. */
 void data_cmd_stat_list(struct session *s, const char *arg);
+/* Whether deny_file denies path (any component of it): commands reply 550. */
+int data_path_denied(const struct session *s, const char *path);
 
 #endif

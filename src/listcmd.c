@@ -17,6 +17,7 @@
 #include "src/data.h"
 #include "src/proto/ftpparse.h"
 #include "src/proto/listing.h"
+#include "src/proto/namefilter.h"
 #include "src/worker.h"
 
 #define LIST_MAX_ENTRIES (1u << 20)	/* bound on one directory listing */
@@ -46,6 +47,7 @@ struct list_out {
 struct list_job {
 	enum list_mode mode;
 	int show_dot_files;	/* MLSD always; LIST and NLST with -a */
+	const char *hide_file;	/* the names a directory's listing leaves out */
 	int can_write;		/* for MLSD's perm fact */
 	struct list_opts lo;
 };
@@ -158,6 +160,8 @@ read_names(DIR *d, const struct list_job *job, char ***names_out)
 			continue;
 		if (de->d_name[0] == '.' && !job->show_dot_files)
 			continue;
+		if (namefilter_match_name(job->hide_file, de->d_name, strlen(de->d_name)))
+			continue;
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : LIST_NAMES_FIRST_CAP;
 			char **nn = realloc(names, ncap * sizeof(*names));
@@ -228,6 +232,10 @@ list_path(struct session *s, const char *arg, struct list_job *job, int missing_
 	}
 	if (path[0] == '\0')
 		path = ".";
+	if (ftp_path_ok(path) == 0 && data_path_denied(s, path)) {
+		ctrl_reply(&s->ctrl, 550, "Permission denied.");
+		return NULL;
+	}
 	if (ftp_path_ok(path) != 0 || stat(path, &st) != 0) {
 		ctrl_reply(&s->ctrl, missing_code, "No such file or directory.");
 		return NULL;
@@ -246,9 +254,16 @@ list_job_init(struct list_job *job, const struct session *s, enum list_mode mode
 	memset(job, 0, sizeof(*job));
 	job->mode = mode;
 	job->can_write = s->cfg->write_enable && !s->anonymous;
+	job->hide_file = s->cfg->hide_file;
 	job->lo.hide_ids = s->cfg->hide_ids;
 	job->lo.use_localtime = s->cfg->use_localtime;
 	job->lo.now = time(NULL);	/* the wall clock: ls -l's "recent file" rule */
+}
+
+int
+data_path_denied(const struct session *s, const char *path)
+{
+	return namefilter_match_path(s->cfg->deny_file, path);
 }
 
 /* Replies 451 and returns -1 when there is no memory for the lines. */

@@ -25,6 +25,7 @@
 #include "src/common/util.h"
 #include "src/data.h"
 #include "src/proto/ascii.h"
+#include "src/proto/namefilter.h"
 #include "src/tls.h"
 #include "src/worker.h"
 
@@ -616,6 +617,7 @@ struct upload {
 	unsigned long long rest;
 	int no_overwrite;	/* anonymous without anon_other_write_enable */
 	int exists;		/* the target was a regular file at the check */
+	const char *deny_file;	/* STOU passes over the names it denies */
 	char name[PATH_MAX];	/* the name written (STOU picks one) */
 };
 
@@ -740,6 +742,9 @@ upload_create(struct upload *u, mode_t mode)
 		if ((i == 0 ? tw_snprintf(u->name, sizeof(u->name), "%s", u->path)
 			    : tw_snprintf(u->name, sizeof(u->name), "%s.%u", u->path, i)) < 0)
 			return -1;
+		/* The client named only the base: "name.N" may be denied. */
+		if (namefilter_match_path(u->deny_file, u->name))
+			continue;
 		fd = open(u->name, flags, mode);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
@@ -785,6 +790,7 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 	u.append = append;
 	u.unique = unique;
 	u.no_overwrite = s->anonymous && !s->cfg->anon_other_write_enable;
+	u.deny_file = s->cfg->deny_file;
 	if (take_rest(s, &u.rest) != 0)
 		return;
 	if (append)

@@ -173,8 +173,6 @@ static const struct {
 	{ "guest_username", 's', "ftp", NULL },
 	{ "banned_email_file", 's', "/etc/vsftpd.banned_emails", NULL },
 	{ "email_password_file", 's', "/etc/vsftpd.email_passwords", NULL },
-	{ "deny_file", 's', "", NULL },
-	{ "hide_file", 's', "", NULL },
 	{ "user_config_dir", 's', "", NULL },
 	{ "user_sub_token", 's', "", NULL },
 	{ "dsa_cert_file", 's', "", NULL },

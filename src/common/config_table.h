@@ -121,6 +121,10 @@ CFG_BOOL(ascii_upload_enable, 0,
 	"Convert CRLF to LF on uploads in ASCII mode (TYPE A). When off, ASCII uploads are stored as sent.")
 CFG_BOOL(ascii_download_enable, 0,
 	"Convert LF to CRLF on downloads in ASCII mode. When off, ASCII downloads are sent as stored.")
+CFG_STR(hide_file, "",
+	"Names left out of LIST, NLST, MLSD and STAT listings, as vsftpd's filter: {*.mp3,*.mov,.private} (braces optional; patterns separated by commas; '*' matches any run of characters, a leading dot too, '?' any one character; case matters). Only the last component, the entry's own name, is matched. A hidden file stays reachable by its name. Empty: nothing hidden.")
+CFG_STR(deny_file, "",
+	"Names no command may touch, in hide_file's syntax: a command whose path has any component (other than . and ..) matching a pattern, such as RETR, STOR, DELE, RNFR, RNTO, MKD, RMD, CWD, SIZE, MDTM, MLST, LIST or SITE CHMOD, gets 550 (\"Permission denied.\"), so a denied directory denies everything under it; STOU passes over the names it would pick that are denied. The names are matched as the client wrote them, not the file they lead to: a symbolic link with another name is not denied (as in vsftpd). Denied names still appear in listings unless hide_file hides them too. Empty: nothing denied.")
 CFG_BOOL(hide_ids, 0,
 	"Show every owner and group in listings as \"ftp\".")
 CFG_BOOL(use_localtime, 0,

@@ -289,7 +289,12 @@ test_names(void)
 	    "option 'guest_enable' is a vsftpd option that twinftpd does not support");
 	REJECTED("ptrace_sandbox=YES", "vsftpd option that twinftpd does not support");
 	REJECTED("tcp_wrappers=YES", "only tcp_wrappers=NO, which changes nothing");
-	REJECTED("deny_file={*.mp3}", "'deny_file={*.mp3}' would change");
+	REJECTED("chown_uploads=YES", "'chown_uploads=YES' would change");
+	/* Built now: taken as the filter it is. */
+	CHECK_INT(apply(&c, "deny_file={*.mp3,.private}", err, sizeof(err)), 0);
+	CHECK_STR(c.deny_file, "{*.mp3,.private}");
+	CHECK_INT(apply(&c, "hide_file=*.iso", err, sizeof(err)), 0);
+	CHECK_STR(c.hide_file, "*.iso");
 	REJECTED("anon_max_rate=x", "only anon_max_rate=0");
 	REJECTED("dsa_cert_file=/x", "only dsa_cert_file= with no value");
 	REJECTED("no_such_vsftpd_thing=NO", "unknown option");
