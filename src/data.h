@@ -58,6 +58,7 @@ struct xfer {
 					   (CLOCK_MONOTONIC) */
 	unsigned long long bytes;	/* moved over the data connection */
 	long long start_ms;		/* the connection's opening (CLOCK_MONOTONIC) */
+	unsigned rate;			/* bytes per second at most; 0: no limit */
 };
 
 /*

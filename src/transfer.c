@@ -5,6 +5,8 @@
  * moves, the control connection is watched for ABOR only; any other
  * command waits in the socket until the transfer ends. A data connection
  * idle for data_connection_timeout ends the session (as vsftpd does).
+ * local_max_rate / anon_max_rate pace RETR and the uploads: rate-sized
+ * chunks with a pause between them in which ABOR is still heard.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,23 +53,39 @@
 #define MS_PER_S 1000LL
 
 /*
- * Waits until the data socket is ready for events. Meanwhile an ABOR on
- * the control connection ends the transfer, and the client closing it
- * ends the session.
+ * A paced transfer pauses at least this often per second of data (its
+ * chunks are a quarter of a second's worth), so that its rate stays even
+ * and an ABOR is heard between chunks without waiting for a large one.
+ */
+#define PACE_CHUNKS_PER_S 4
+
+/*
+ * Waits until the data socket is ready for events or, with until_ms >= 0
+ * (a paced transfer's pause), until that time, without looking at the
+ * data socket. Meanwhile an ABOR on the control connection ends the
+ * transfer, and the client closing it ends the session. A pause is not
+ * idleness: the data timeout counts only waits for the socket.
  */
 static enum xfer_status
-xfer_wait(struct xfer *x, short events)
+xfer_poll(struct xfer *x, short events, long long until_ms)
 {
 	unsigned timeout_s = x->s->cfg->data_connection_timeout;
 	long long deadline = tw_mono_ms() + timeout_s * MS_PER_S;
+	int pausing = until_ms >= 0;
 
 	for (;;) {
-		struct pollfd p[2] = { { x->fd, events, 0 }, { x->s->ctrl.fd, POLLIN, 0 } };
+		/* poll(2) skips a negative descriptor: a pause watches ctrl alone. */
+		struct pollfd p[2] = { { pausing ? -1 : x->fd, events, 0 },
+				       { x->s->ctrl.fd, POLLIN, 0 } };
 		long long now = tw_mono_ms();
 		int watch = x->watch_ctrl && now >= x->ctrl_retry_ms;
 		int ms = -1, rc;
 
-		if (timeout_s != 0) {
+		if (pausing) {
+			if (now >= until_ms)
+				return XFER_OK;
+			ms = until_ms - now > INT_MAX ? INT_MAX : (int)(until_ms - now);
+		} else if (timeout_s != 0) {
 			if (now >= deadline) {
 				ctrl_reply(&x->s->ctrl, 421, "Data timeout. Reconnect. Sorry.");
 				_exit(0);
@@ -101,6 +119,54 @@ xfer_wait(struct xfer *x, short events)
 		if (p[0].revents != 0)
 			return XFER_OK;
 	}
+}
+
+static enum xfer_status
+xfer_wait(struct xfer *x, short events)
+{
+	return xfer_poll(x, events, -1);
+}
+
+/* The session's limit for a file transfer, in bytes per second; 0: none. */
+static unsigned
+xfer_rate(const struct session *s)
+{
+	return s->anonymous ? s->cfg->anon_max_rate : s->cfg->local_max_rate;
+}
+
+/* How much a paced transfer moves between pauses (at most cap). */
+static size_t
+pace_chunk(const struct xfer *x, size_t cap)
+{
+	size_t chunk;
+
+	if (x->rate == 0)
+		return cap;
+	chunk = x->rate / PACE_CHUNKS_PER_S;
+	if (chunk == 0)
+		chunk = 1;
+	return chunk < cap ? chunk : cap;
+}
+
+/*
+ * After a chunk: pauses until the transfer's average since the data
+ * connection opened is back at the rate. Averaging (rather than pausing
+ * a fixed time per chunk) keeps the time the network itself took from
+ * slowing the transfer below the limit.
+ */
+static enum xfer_status
+xfer_pace(struct xfer *x)
+{
+	unsigned long long due_ms;
+
+	if (x->rate == 0)
+		return XFER_OK;
+	/* bytes * 1000 / rate without overflowing for any file size. */
+	due_ms = x->bytes / x->rate * (unsigned long long)MS_PER_S +
+		 x->bytes % x->rate * (unsigned long long)MS_PER_S / x->rate;
+	if (due_ms > (unsigned long long)LLONG_MAX - (unsigned long long)x->start_ms)
+		due_ms = (unsigned long long)LLONG_MAX - (unsigned long long)x->start_ms;
+	return xfer_poll(x, 0, x->start_ms + (long long)due_ms);
 }
 
 /* The last TLS call returned rc: wait as it asks, or give up. */
@@ -339,15 +405,17 @@ xfer_copy(struct xfer *x, const struct xfer_dir *d, int file, off_t off, int asc
 	char *in = malloc(XFER_BUF), *out = ascii ? malloc(d->ascii_out_cap) : NULL;
 	enum xfer_status rc = XFER_FILE_ERR;
 	int carry_cr = 0;
-	size_t n;
+	size_t n, chunk = pace_chunk(x, XFER_BUF);
 
 	if (in == NULL || (ascii && out == NULL))
 		goto done;
-	while ((rc = d->read(x, file, in, XFER_BUF, &off, &n)) == XFER_OK && n > 0) {
+	while ((rc = d->read(x, file, in, chunk, &off, &n)) == XFER_OK && n > 0) {
 		if (ascii)
 			rc = d->write(x, file, out, d->to_ascii(in, n, out, &carry_cr));
 		else
 			rc = d->write(x, file, in, n);
+		if (rc == XFER_OK)
+			rc = xfer_pace(x);
 		if (rc != XFER_OK)
 			break;
 	}
@@ -366,13 +434,18 @@ send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
 	if (ascii || !x->s->cfg->use_sendfile || x->ssl != NULL)
 		return xfer_copy(x, &download, file, off, ascii);
 	while (off < size) {
-		size_t want = (size_t)(size - off) > SENDFILE_MAX_CHUNK
-			? SENDFILE_MAX_CHUNK : (size_t)(size - off);
+		size_t max = pace_chunk(x, SENDFILE_MAX_CHUNK);
+		size_t want = (size_t)(size - off) > max ? max : (size_t)(size - off);
 		off_t before = off;
 		ssize_t n = sendfile(x->fd, file, &off, want);
 
 		if (n > 0) {
+			enum xfer_status w;
+
 			x->bytes += (unsigned long long)n;
+			w = xfer_pace(x);
+			if (w != XFER_OK)
+				return w;
 			continue;
 		}
 		if (n == 0)
@@ -587,6 +660,7 @@ data_cmd_retr(struct session *s, const char *path)
 	}
 	if (xfer_open_file(&x, s, file) != 0)
 		return;
+	x.rate = xfer_rate(s);
 	ctrl_reply(&s->ctrl, 150, "Opening %s mode data connection for %s (%lld bytes).",
 		   s->ascii ? "ASCII" : "BINARY", path, (long long)st.st_size);
 	rc = send_file(&x, file, (off_t)rest, st.st_size,
@@ -799,6 +873,7 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 		return;
 	if (xfer_open(&x, s) != 0)
 		return;
+	x.rate = xfer_rate(s);
 	file = upload_open(s, &u);
 	if (file < 0) {
 		ctrl_reply(&s->ctrl, 553, "Could not create file.");

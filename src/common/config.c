@@ -164,8 +164,6 @@ static const struct {
 	{ "virtual_use_local_privs", 'b', "NO", NULL },
 	{ "mdtm_write", 'b', "NO", NULL },
 	{ "lock_upload_files", 'b', "NO", NULL },
-	{ "anon_max_rate", 'n', "0", NULL },
-	{ "local_max_rate", 'n', "0", NULL },
 	{ "delay_successful_login", 'n', "0", NULL },
 	{ "trans_chunk_size", 'n', "0", NULL },
 	{ "chown_upload_mode", 'o', "0600", NULL },

@@ -6,6 +6,7 @@ that runs as the logged-in user."""
 import datetime
 import ftplib
 import hashlib
+import io
 import ipaddress
 import os
 import re
@@ -14,6 +15,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 
 import pytest
 from cryptography import x509
@@ -261,6 +263,30 @@ def test_100mb_round_trip_over_tls(make_server, certs, mode):
     got = []
     assert code(f.retrbinary("RETR empty", got.append)) == 226 and got == []
     assert "big.bin" in f.nlst()
+    f.quit()
+
+
+@pytest.mark.timeout(120)
+def test_rate_limit_over_tls(make_server, certs):
+    """local_max_rate paces PROT P transfers too (1 MiB at 200000 B/s is
+    5.2 s; 3 s is asserted, a bound on the limit, not on speed), and a
+    pause between chunks is no data timeout."""
+    s = tls_server(make_server, certs, local_max_rate=200000, data_connection_timeout=2)
+    data = put_file(s, "down.bin", MB)
+    f = ftps(s)
+    got = bytearray()
+    t0 = time.monotonic()
+    assert code(f.retrbinary("RETR down.bin", got.extend)) == 226
+    took = time.monotonic() - t0
+    assert bytes(got) == data
+    assert took >= 3.0, "TLS RETR of 1 MiB took %.2f s" % took
+    up = os.urandom(MB)
+    t0 = time.monotonic()
+    assert code(f.storbinary("STOR up.bin", io.BytesIO(up))) == 226
+    took = time.monotonic() - t0
+    with open(os.path.join(s.home("alice"), "up.bin"), "rb") as fh:
+        assert hashlib.sha256(fh.read()).digest() == hashlib.sha256(up).digest()
+    assert took >= 3.0, "TLS STOR of 1 MiB took %.2f s" % took
     f.quit()
 
 

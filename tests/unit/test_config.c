@@ -295,7 +295,7 @@ test_names(void)
 	CHECK_STR(c.deny_file, "{*.mp3,.private}");
 	CHECK_INT(apply(&c, "hide_file=*.iso", err, sizeof(err)), 0);
 	CHECK_STR(c.hide_file, "*.iso");
-	REJECTED("anon_max_rate=x", "only anon_max_rate=0");
+	REJECTED("trans_chunk_size=x", "only trans_chunk_size=0");
 	REJECTED("dsa_cert_file=/x", "only dsa_cert_file= with no value");
 	REJECTED("no_such_vsftpd_thing=NO", "unknown option");
 	/* vsftpd options whose value changes nothing here: accepted. */
@@ -304,7 +304,13 @@ test_names(void)
 	CHECK_INT(apply(&c, "one_process_model=NO", err, sizeof(err)), 0);
 	CHECK_INT(apply(&c, "async_abor_enable=YES", err, sizeof(err)), 0);
 	CHECK_INT(apply(&c, "utf8_filesystem=NO", err, sizeof(err)), 0);
-	CHECK_INT(apply(&c, "anon_max_rate=000", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "trans_chunk_size=000", err, sizeof(err)), 0);
+	/* Built now, no longer inert: any rate is taken. */
+	CHECK_INT(apply(&c, "anon_max_rate=200000", err, sizeof(err)), 0);
+	CHECK_INT((int)c.anon_max_rate, 200000);
+	CHECK_INT(apply(&c, "local_max_rate=1", err, sizeof(err)), 0);
+	CHECK_INT((int)c.local_max_rate, 1);
+	REJECTED("local_max_rate=x", "local_max_rate");
 	CHECK_INT(apply(&c, "chown_upload_mode=600", err, sizeof(err)), 0);
 	CHECK_INT(apply(&c, "chown_username=root", err, sizeof(err)), 0);
 	CHECK_INT(apply(&c, "user_config_dir=", err, sizeof(err)), 0);
