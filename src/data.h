@@ -59,6 +59,8 @@ struct xfer {
 	unsigned long long bytes;	/* moved over the data connection */
 	long long start_ms;		/* the connection's opening (CLOCK_MONOTONIC) */
 	unsigned rate;			/* bytes per second at most; 0: no limit */
+	long long pace_ms;		/* the rate is averaged since then ... */
+	unsigned long long pace_bytes;	/* ... when bytes was this */
 };
 
 /*

@@ -58,6 +58,7 @@
  * and an ABOR is heard between chunks without waiting for a large one.
  */
 #define PACE_CHUNKS_PER_S 4
+#define PACE_CREDIT_MS 1000
 
 /*
  * Waits until the data socket is ready for events or, with until_ms >= 0
@@ -149,24 +150,36 @@ pace_chunk(const struct xfer *x, size_t cap)
 }
 
 /*
- * After a chunk: pauses until the transfer's average since the data
- * connection opened is back at the rate. Averaging (rather than pausing
- * a fixed time per chunk) keeps the time the network itself took from
- * slowing the transfer below the limit.
+ * After a chunk: pauses until the transfer's average since pace_ms is
+ * back at the rate. Averaging (rather than pausing a fixed time per
+ * chunk) keeps the time the network itself took from slowing the
+ * transfer below the limit. A transfer that fell behind by more than
+ * PACE_CREDIT_MS (a client that stalled) starts a new average, so that
+ * it cannot make up for the stall with a burst above the rate.
  */
 static enum xfer_status
 xfer_pace(struct xfer *x)
 {
-	unsigned long long due_ms;
+	unsigned long long moved, due_ms;
+	long long now;
 
 	if (x->rate == 0)
 		return XFER_OK;
-	/* bytes * 1000 / rate without overflowing for any file size. */
-	due_ms = x->bytes / x->rate * (unsigned long long)MS_PER_S +
-		 x->bytes % x->rate * (unsigned long long)MS_PER_S / x->rate;
-	if (due_ms > (unsigned long long)LLONG_MAX - (unsigned long long)x->start_ms)
-		due_ms = (unsigned long long)LLONG_MAX - (unsigned long long)x->start_ms;
-	return xfer_poll(x, 0, x->start_ms + (long long)due_ms);
+	if (x->pace_ms == 0)
+		x->pace_ms = x->start_ms;
+	moved = x->bytes - x->pace_bytes;
+	/* moved * 1000 / rate without overflowing for any file size. */
+	due_ms = moved / x->rate * (unsigned long long)MS_PER_S +
+		 moved % x->rate * (unsigned long long)MS_PER_S / x->rate;
+	now = tw_mono_ms();
+	if (due_ms > (unsigned long long)(LLONG_MAX - x->pace_ms))
+		due_ms = (unsigned long long)(LLONG_MAX - x->pace_ms);
+	if (now - (x->pace_ms + (long long)due_ms) > PACE_CREDIT_MS) {
+		x->pace_ms = now;
+		x->pace_bytes = x->bytes;
+		return XFER_OK;
+	}
+	return xfer_poll(x, 0, x->pace_ms + (long long)due_ms);
 }
 
 /* The last TLS call returned rc: wait as it asks, or give up. */

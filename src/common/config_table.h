@@ -154,7 +154,7 @@ CFG_UINT(ftp_data_port, 20, 1, 65535,
 CFG_BOOL(use_sendfile, 1,
 	"Send binary downloads with sendfile(2).")
 CFG_UINT(local_max_rate, 0, 0, 2147483647,
-	"Most bytes per second a local user's download (RETR) or upload (STOR, APPE, STOU) moves, on average over the transfer; each session is limited alone. Listings are not limited. The transfer moves in chunks of about a quarter of a second's worth and pauses between them, still answering ABOR. 0 means no limit.")
+	"Most bytes per second a local user's download (RETR) or upload (STOR, APPE, STOU) moves, on average over the transfer (a client that stalls for more than a second earns no burst above the rate afterwards); each session is limited alone. Listings are not limited. The transfer moves in chunks of about a quarter of a second's worth and pauses between them, still answering ABOR. 0 means no limit.")
 CFG_UINT(anon_max_rate, 0, 0, 2147483647,
 	"As local_max_rate, for anonymous sessions.")
 
