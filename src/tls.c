@@ -88,7 +88,13 @@ alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_OK;
 }
 
-/* ssl_strict_sni: a name the certificate does not carry is refused. */
+/*
+ * ssl_strict_sni: a name the certificate does not carry is refused. The
+ * name is acknowledged otherwise (a TLS 1.3 session resumes only under
+ * the name it was made with, acknowledged). The data context has no
+ * certificate: what it resumes had its name checked in the control
+ * handshake.
+ */
 static int
 sni_check(SSL *ssl, int *alert, void *arg)
 {
@@ -96,9 +102,9 @@ sni_check(SSL *ssl, int *alert, void *arg)
 	X509 *cert = SSL_get_certificate(ssl);
 
 	(void)arg;
-	if (name == NULL || !tls_cfg->ssl_strict_sni)
+	if (name == NULL || !tls_cfg->ssl_strict_sni || cert == NULL)
 		return SSL_TLSEXT_ERR_OK;
-	if (cert != NULL && X509_check_host(cert, name, strlen(name), 0, NULL) == 1)
+	if (X509_check_host(cert, name, strlen(name), 0, NULL) == 1)
 		return SSL_TLSEXT_ERR_OK;
 	*alert = SSL_AD_UNRECOGNIZED_NAME;
 	return SSL_TLSEXT_ERR_ALERT_FATAL;

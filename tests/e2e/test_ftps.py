@@ -479,10 +479,13 @@ def test_alpn_and_protocol_versions(make_server, certs):
 
 def test_strict_sni(make_server, certs):
     s = tls_server(make_server, certs, ssl_strict_sni=True)
-    ok = ftplib.FTP_TLS(context=client_context(), timeout=TIMEOUT)
+    ok = ReuseFTP_TLS(context=client_context(), timeout=TIMEOUT)
     ok.connect("localhost", s.port)
     ok.auth()                         # the name is on the certificate
-    ok.close()
+    ok.login("alice", PASSWORDS["alice"])
+    ok.prot_p()
+    assert ok.nlst() is not None      # data connections send the name too
+    ok.quit()
     r = s_client(s.port, "-servername", "evil.example")
     assert b"unrecognized name" in r.stdout + r.stderr, r.stdout + r.stderr
     r = s_client(s.port, "-servername", "localhost")
