@@ -541,12 +541,6 @@ tls_load_key(const struct tw_config *cfg)
 	(void)malloc_trim(0);
 }
 
-int
-tls_enabled(void)
-{
-	return ctrl_ctx != NULL;
-}
-
 void
 tls_session_keys_new(void)
 {

@@ -42,8 +42,6 @@ int tls_init(const struct tw_config *cfg, char *err, size_t errlen);
 void tls_heap_install(void);
 void tls_heap_own(void);
 
-/* Whether tls_init built a context (ssl_enable). */
-int tls_enabled(void);
 
 /* Monitor, before it forks its workers: this session's ticket keys. */
 void tls_session_keys_new(void);

@@ -23,8 +23,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from twhelpers import (HOST, PASSWORDS, TIMEOUT, USERS, TWINFTPD, children, code, free_ports,
-                       proc_ids, sha256, sha256_file, wait_until, write_random)
+from twhelpers import (HOST, PASSWORDS, TIMEOUT, TWINFTPD, USERS, ReuseFTP_TLS, children,
+                       client_context, code, free_ports, proc_ids, recv_all, sha256,
+                       sha256_file, wait_until, write_random)
 
 MB = 1 << 20
 
@@ -83,29 +84,6 @@ def tls_opts(certs, **more):
 
 
 # -- clients -------------------------------------------------------------
-
-def client_context(max_version=None, alpn=None):
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    if max_version is not None:
-        ctx.maximum_version = max_version
-    if alpn:
-        ctx.set_alpn_protocols(alpn)
-    return ctx
-
-
-class ReuseFTP_TLS(ftplib.FTP_TLS):
-    """FTP_TLS whose data connections resume the control connection's session
-    (what curl, lftp and FileZilla do; the stock class does not)."""
-
-    def ntransfercmd(self, cmd, rest=None):
-        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
-        if self._prot_p:
-            conn = self.context.wrap_socket(conn, server_hostname=self.host,
-                                            session=self.sock.session)
-        return conn, size
-
 
 def ftps(server, user="alice", cls=ReuseFTP_TLS, prot_p=True, ctx=None):
     f = cls(context=ctx or client_context(), timeout=TIMEOUT)
@@ -216,15 +194,7 @@ def test_implicit_ssl_everywhere(make_server, certs):
     # A plain client hears nothing it could take for a reply.
     with socket.create_connection((HOST, s.port), timeout=TIMEOUT) as c:
         c.sendall(b"USER alice\r\n")
-        got = b""
-        try:
-            while True:
-                b = c.recv(4096)
-                if not b:
-                    break
-                got += b
-        except (ConnectionResetError, socket.timeout):
-            pass
+        got = recv_all(c, tolerate_reset=True)
         assert b"220" not in got and b"331" not in got, got
 
 
@@ -438,15 +408,7 @@ def test_pipelined_auth_injection(make_server, certs):
             got += b
         assert got.startswith(b"234"), got
         # The plaintext USER was taken as the handshake's first record.
-        rest = b""
-        try:
-            while True:
-                b = c.recv(4096)
-                if not b:
-                    break
-                rest += b
-        except (ConnectionResetError, socket.timeout):
-            pass
+        rest = recv_all(c, tolerate_reset=True)
         assert b"331" not in rest, rest
 
 

@@ -108,11 +108,7 @@ def test_inetd_mode_serves_one_session_on_stdin(make_server):
     try:
         _start_custom(srv, lambda: True, stdin=conn)
         conn.close()
-        f = ftplib.FTP(timeout=twhelpers.TIMEOUT)
-        f.sock = client
-        f.af = socket.AF_INET
-        f.file = client.makefile("r", encoding="utf-8")
-        f.welcome = f.getresp()
+        f = twhelpers.ftp_on_socket(client)
         assert f.welcome.startswith("220")
         # Before the login the spare post-login worker holds nothing of the
         # client's: its standard descriptors are /dev/null, not the socket.

@@ -20,8 +20,8 @@ import threading
 
 import pytest
 
-from twhelpers import (PASSWORDS, REPO, Ctrl, children, open_data, recv_all, sha256,
-                       wait_until, write_random)
+from twhelpers import (PASSWORDS, REPO, Ctrl, ReuseFTP_TLS, children, client_context,
+                       open_data, recv_all, sha256, wait_until, write_random)
 
 DONE = re.compile(r"reload (done|refused)")
 
@@ -313,23 +313,8 @@ def _make_cert(base, name):
         return cert, key, ssl.PEM_cert_to_DER_cert(f.read())
 
 
-class _ReuseFTP_TLS(ftplib.FTP_TLS):
-    """Data connections resume the control connection's TLS session, as
-    curl and lftp do (the stock class does not; require_ssl_reuse)."""
-
-    def ntransfercmd(self, cmd, rest=None):
-        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
-        if self._prot_p:
-            conn = self.context.wrap_socket(conn, server_hostname=self.host,
-                                            session=self.sock.session)
-        return conn, size
-
-
 def _tls_client(s):
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    f = _ReuseFTP_TLS(context=ctx, timeout=15)
+    f = ReuseFTP_TLS(context=client_context(), timeout=15)
     f.connect("127.0.0.1", s.port)
     f.auth()
     return f

@@ -423,11 +423,7 @@ def test_inetd_dual_stack_socket_pasv(make_server):
             [sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, TWINFTPD, srv.conf_path],
             env=srv.env(), stdin=conn, stdout=srv._out, stderr=srv._err, close_fds=True)
         conn.close()
-        f = ftplib.FTP(timeout=twhelpers.TIMEOUT)
-        f.sock = client
-        f.af = socket.AF_INET
-        f.file = client.makefile("r", encoding="utf-8")
-        f.welcome = f.getresp()
+        f = twhelpers.ftp_on_socket(client)
         f.login("alice", PASSWORDS["alice"])
         resp = f.sendcmd("PASV")
         assert resp.startswith("227"), resp

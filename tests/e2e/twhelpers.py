@@ -20,6 +20,7 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -331,14 +332,59 @@ def open_data(ftp, cmd, mode="pasv", rest=None):
             listener.close()
 
 
-def recv_all(conn):
+def recv_all(conn, tolerate_reset=False):
+    """Everything until EOF. tolerate_reset: a reset or a timeout also ends
+    it (a server that refuses by closing), with what came before."""
     chunks = []
     while True:
-        b = conn.recv(1 << 16)
+        try:
+            b = conn.recv(1 << 16)
+        except (ConnectionResetError, socket.timeout):
+            if not tolerate_reset:
+                raise
+            break
         if not b:
             break
         chunks.append(b)
     return b"".join(chunks)
+
+
+def ftp_on_socket(sock):
+    """An ftplib.FTP over an already connected control socket (inetd and
+    socket-activation tests), the greeting read."""
+    f = ftplib.FTP(timeout=TIMEOUT)
+    f.sock = sock
+    f.af = sock.family
+    f.file = sock.makefile("r", encoding="utf-8")
+    f.welcome = f.getresp()
+    return f
+
+
+# ---------------------------------------------------------------- FTPS clients
+
+def client_context(max_version=None, alpn=None):
+    """A client TLS context for the tests' self-signed certificates."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    if max_version is not None:
+        ctx.maximum_version = max_version
+    if alpn:
+        ctx.set_alpn_protocols(alpn)
+    return ctx
+
+
+class ReuseFTP_TLS(ftplib.FTP_TLS):
+    """FTP_TLS whose data connections resume the control connection's session
+    (what curl, lftp and FileZilla do; the stock class does not, and
+    require_ssl_reuse refuses it)."""
+
+    def ntransfercmd(self, cmd, rest=None):
+        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
+        if self._prot_p:
+            conn = self.context.wrap_socket(conn, server_hostname=self.host,
+                                            session=self.sock.session)
+        return conn, size
 
 
 def retr(ftp, cmd, mode="pasv", rest=None):

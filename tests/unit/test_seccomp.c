@@ -139,16 +139,12 @@ run_case(const char *what, enum sandbox_role role, int write_enable,
 
 /* --- What every worker role must still be able to do ----------------- */
 
-/* What src/relay.c and OpenSSL's records do: no more. */
+/* Both malloc paths: a large block (mmap) and a small one (brk). */
 static int
-relay_basics(void)
+malloc_basics(void)
 {
-	struct pollfd pfd = { ipc_sv[0], POLLIN, 0 };
-	struct timespec ts;
-	unsigned char rnd[16];
-	char c, *big;
+	char *big = malloc(64 << 20);		/* past the mmap threshold */
 
-	big = malloc(64 << 20);		/* past the mmap threshold */
 	if (big == NULL)
 		return 10;
 	memset(big, 1, 64 << 20);
@@ -157,6 +153,21 @@ relay_basics(void)
 	if (big == NULL)
 		return 11;
 	free(big);
+	return 0;
+}
+
+/* What src/relay.c and OpenSSL's records do: no more. */
+static int
+relay_basics(void)
+{
+	struct pollfd pfd = { ipc_sv[0], POLLIN, 0 };
+	struct timespec ts;
+	unsigned char rnd[16];
+	char c;
+	int rc = malloc_basics();
+
+	if (rc != 0)
+		return rc;
 	if (write(data_pipe[1], "x", 1) != 1 || read(data_pipe[0], &c, 1) != 1 || c != 'x')
 		return 12;
 	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
@@ -185,20 +196,13 @@ worker_basics(void)
 	struct pollfd pfd;
 	struct timespec ts;
 	unsigned char rnd[16];
-	char c, *big;
+	char c;
 	struct rlimit rl;
 	struct stat st;
-	int fl;
+	int fl, rc = malloc_basics();
 
-	big = malloc(64 << 20);		/* past the mmap threshold */
-	if (big == NULL)
-		return 10;
-	memset(big, 1, 64 << 20);
-	free(big);
-	big = malloc(100);		/* brk */
-	if (big == NULL)
-		return 11;
-	free(big);
+	if (rc != 0)
+		return rc;
 	if (write(data_pipe[1], "x", 1) != 1)
 		return 12;
 	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0 ||
