@@ -527,18 +527,25 @@ fail:
 	return -1;
 }
 
-void
-tls_load_key(const struct tw_config *cfg)
+/* The key into the control context, in a process that owns its heap. */
+static void
+load_key_here(const struct tw_config *cfg)
 {
 	char err[512];
 
-	if (ctrl_ctx == NULL)
-		return;
-	tls_heap_own();
 	if (add_key(ctrl_ctx, cfg, err, sizeof(err)) != 0)
 		die("TLS: %s", err);
 	/* Decoding took far more than the key keeps (memory per session). */
 	(void)malloc_trim(0);
+}
+
+void
+tls_load_key(const struct tw_config *cfg)
+{
+	if (ctrl_ctx == NULL)
+		return;
+	tls_heap_own();
+	load_key_here(cfg);
 }
 
 void
@@ -579,7 +586,7 @@ tls_data_ctx_init(const struct tw_config *cfg)
 	tls_heap_own();
 	if (!cfg->require_ssl_reuse) {
 		/* Full handshakes need the key: vsftpd's model, by choice. */
-		tls_load_key(cfg);
+		load_key_here(cfg);
 		data_ctx = ctrl_ctx;
 	}
 	/*
