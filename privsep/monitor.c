@@ -232,20 +232,6 @@ monitor_logged_in(struct monitor *mon)
 	return MONITOR_CONTINUE;
 }
 
-/* The forced-TLS rules (vsftpd's), for a login the password allowed. */
-static int
-monitor_tls_login_ok(const struct monitor *mon, int anonymous)
-{
-	const struct tw_config *c = mon->cfg;
-
-	if (!c->ssl_enable)
-		return 1;
-	if (!mon->ctrl_tls)
-		return anonymous ? !(c->allow_anon_ssl && c->force_anon_logins_ssl)
-				 : !c->force_local_logins_ssl;
-	return !anonymous || c->allow_anon_ssl;
-}
-
 static int
 monitor_handle_tls_on(struct monitor *mon, struct ipc_msg *m)
 {
@@ -279,7 +265,8 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	rc = auth_login(mon->cfg, user, pass, mon->peer_ip, mon->user);
 	explicit_bzero(pass, sizeof(pass));
 	explicit_bzero(m->payload, sizeof(m->payload));
-	if (rc == AUTH_OK && !monitor_tls_login_ok(mon, mon->user->anonymous)) {
+	if (rc == AUTH_OK &&
+	    config_tls_login_refusal(mon->cfg, mon->ctrl_tls, mon->user->anonymous) != NULL) {
 		/* The worker refuses these at USER: only a hostile one asks. */
 		tw_log(TW_LOG_WARN, "login of user \"%s\" from %s refused: TLS rules "
 		       "(force_*_logins_ssl, allow_anon_ssl)", user, mon->peer_ip);

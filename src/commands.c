@@ -223,18 +223,8 @@ login_auth(struct session *s, char *arg)
 static int
 login_tls_ok(struct session *s, int anonymous)
 {
-	const char *why = NULL;
+	const char *why = config_tls_login_refusal(s->cfg, s->ctrl.ssl != NULL, anonymous);
 
-	if (!s->cfg->ssl_enable)
-		return 1;
-	if (s->ctrl.ssl == NULL) {
-		if (anonymous && s->cfg->allow_anon_ssl && s->cfg->force_anon_logins_ssl)
-			why = "Anonymous sessions must use encryption.";
-		else if (!anonymous && s->cfg->force_local_logins_ssl)
-			why = "Non-anonymous sessions must use encryption.";
-	} else if (anonymous && !s->cfg->allow_anon_ssl) {
-		why = "Anonymous sessions may not use encryption.";
-	}
 	if (why == NULL)
 		return 1;
 	ctrl_reply(&s->ctrl, 530, "%s", why);

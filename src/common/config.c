@@ -803,6 +803,22 @@ config_check_tls(const struct tw_config *c, char *err, size_t errlen)
 	return 0;
 }
 
+const char *
+config_tls_login_refusal(const struct tw_config *c, int tls, int anonymous)
+{
+	if (!c->ssl_enable)
+		return NULL;
+	if (!tls) {
+		if (anonymous && c->allow_anon_ssl && c->force_anon_logins_ssl)
+			return "Anonymous sessions must use encryption.";
+		if (!anonymous && c->force_local_logins_ssl)
+			return "Non-anonymous sessions must use encryption.";
+		return NULL;
+	}
+	return anonymous && !c->allow_anon_ssl ? "Anonymous sessions may not use encryption."
+					       : NULL;
+}
+
 void
 config_warnings(const struct tw_config *c, void (*warn)(const char *msg))
 {

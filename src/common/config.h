@@ -79,6 +79,13 @@ unsigned config_apply_line_all(struct tw_config *c, const char *text, const char
 int config_check(const struct tw_config *c, char *err, size_t errlen);
 /* Every cross-option check; returns the number of errors reported. */
 unsigned config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx);
+/*
+ * The forced-TLS login rules (vsftpd's force_*_logins_ssl, allow_anon_ssl):
+ * NULL when a login over (tls) or without TLS may go on, else vsftpd's
+ * 530 text. The worker answers with it at USER; the monitor, which does
+ * not trust the worker, checks it again at the login.
+ */
+const char *config_tls_login_refusal(const struct tw_config *c, int tls, int anonymous);
 /* Calls warn for each setting that is accepted but changes nothing here. */
 void config_warnings(const struct tw_config *c, void (*warn)(const char *msg));
 
