@@ -1,12 +1,14 @@
 #!/bin/sh
-# Installs what building, running and testing twinftpd needs (Debian 12).
+# Installs what building, running and testing twinftpd needs (Debian 12),
+# and building its package (etc/build-deb.sh).
 # Safe to run again: apt-get only installs what is missing.
 set -eu
 PKGS="meson ninja-build gcc pkg-config libcap-dev libseccomp-dev libpam0g-dev \
 libssl-dev libpam-modules python3 python3-pytest lftp curl \
 libpam-wrapper libnss-wrapper iproute2 procps openssl python3-cryptography \
 systemd openbsd-inetd libwrap0 libtirpc3 logrotate vsftpd fail2ban \
-python3-pyftpdlib python3-openssl"
+python3-pyftpdlib python3-openssl \
+build-essential debhelper dpkg-dev lintian libcrypt-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
