@@ -23,7 +23,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 
