@@ -145,12 +145,16 @@ spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 	struct auth_user *u = tw_scratch_alloc(sizeof(*u));
 	struct worker_login wl;
 	struct session_go go;
+	const unsigned char alive = 1;
 	int client_fd, none;
 
 	/* Resumption needs the ticket keys only: no key (tls.h). */
 	tls_data_ctx_init(cfg);
 	if (ipc_recv_record(fd, u, sizeof(*u), 1, &client_fd) != 0)
 		_exit(0);	/* the session ended before a login */
+	/* Alive: see hand_to_spare. */
+	if (ipc_send_record(fd, &alive, sizeof(alive), -1) != 0)
+		_exit(0);
 	if (auth_user_check(u) != 0)
 		bug("the monitor handed over an unsound login record");
 	{
@@ -229,12 +233,29 @@ respawn_spare(void)
  */
 /* The user record and the connection (or the relay's channel) to the spare. */
 static int
+spare_takes(struct monitor *m, int conn_fd)
+{
+	unsigned char ack;
+	int none;
+
+	if (ipc_send_record(m->spare_fd, m->user, sizeof(*m->user), conn_fd) != 0)
+		return -1;
+	return ipc_recv_record(m->spare_fd, &ack, sizeof(ack), 0, &none);
+}
+
+/*
+ * The spare answers the record before it does anything else: a spare
+ * killed a moment ago (SIGKILL pending, not yet gone, so the send still
+ * succeeds) never answers, and a new one takes the login instead of the
+ * session ending with it.
+ */
+static int
 hand_to_spare(struct monitor *m, int conn_fd)
 {
-	if (ipc_send_record(m->spare_fd, m->user, sizeof(*m->user), conn_fd) == 0)
+	if (spare_takes(m, conn_fd) == 0)
 		return 0;
 	respawn_spare();
-	return ipc_send_record(m->spare_fd, m->user, sizeof(*m->user), conn_fd);
+	return spare_takes(m, conn_fd);
 }
 
 /*
