@@ -818,6 +818,14 @@ config_check_tls(const struct tw_config *c, char *err, size_t errlen)
 	return 0;
 }
 
+int
+config_implicit_tls(const struct tw_config *c, unsigned local_port)
+{
+	if (!c->ssl_enable)
+		return 0;
+	return c->implicit_ssl || (c->implicit_ssl_port != 0 && local_port == c->implicit_ssl_port);
+}
+
 const char *
 config_tls_login_refusal(const struct tw_config *c, int tls, int anonymous)
 {

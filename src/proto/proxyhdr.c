@@ -19,9 +19,6 @@ static const unsigned char v2_sig[12] = {
 /* The 14th byte: address family (high nibble) and transport. */
 #define V2_TCP_OVER_IPV4 0x11
 #define V2_TCP_OVER_IPV6 0x21
-/* The address blocks of those two: both addresses, both ports. */
-#define V2_IPV4_BLOCK (4 + 4 + 2 + 2)
-#define V2_IPV6_BLOCK (16 + 16 + 2 + 2)
 
 #define PORT_MAX 65535
 #define PORT_DIGITS_MAX 5
@@ -161,7 +158,7 @@ static enum proxyhdr_status
 parse_v2(const unsigned char *buf, size_t len, struct proxyhdr *h, size_t *consumed,
 	 const char **why)
 {
-	size_t body;
+	size_t body, alen;
 	unsigned cmd;
 
 	if (!starts_sig(buf, len, v2_sig, sizeof(v2_sig)))
@@ -190,26 +187,20 @@ parse_v2(const unsigned char *buf, size_t len, struct proxyhdr *h, size_t *consu
 	}
 	buf += PROXYHDR_V2_FIXED;
 	/* The TLVs after the address block are skipped: nothing here uses them. */
-	if (buf[-3] == V2_TCP_OVER_IPV4) {
-		if (body < V2_IPV4_BLOCK)
-			return bad(why, "version 2 IPv4 address block too short");
-		h->family = AF_INET;
-		memcpy(h->src, buf, 4);
-		memcpy(h->dst, buf + 4, 4);
-		h->src_port = be16(buf + 8);
-		h->dst_port = be16(buf + 10);
-	} else if (buf[-3] == V2_TCP_OVER_IPV6) {
-		if (body < V2_IPV6_BLOCK)
-			return bad(why, "version 2 IPv6 address block too short");
-		h->family = AF_INET6;
-		memcpy(h->src, buf, 16);
-		memcpy(h->dst, buf + 16, 16);
-		h->src_port = be16(buf + 32);
-		h->dst_port = be16(buf + 34);
-	} else {
-		/* UDP, UNIX sockets or UNSPEC: no TCP client to name. */
+	if (buf[-3] == V2_TCP_OVER_IPV4)
+		alen = 4;
+	else if (buf[-3] == V2_TCP_OVER_IPV6)
+		alen = 16;
+	else	/* UDP, UNIX sockets or UNSPEC: no TCP client to name. */
 		return bad(why, "version 2 PROXY of neither TCP over IPv4 nor over IPv6");
-	}
+	/* Both addresses, then both ports. */
+	if (body < 2 * alen + 4)
+		return bad(why, "version 2 address block too short for its family");
+	h->family = alen == 4 ? AF_INET : AF_INET6;
+	memcpy(h->src, buf, alen);
+	memcpy(h->dst, buf + alen, alen);
+	h->src_port = be16(buf + 2 * alen);
+	h->dst_port = be16(buf + 2 * alen + 2);
 	h->kind = PROXYHDR_PROXY;
 	return PROXYHDR_OK;
 }
