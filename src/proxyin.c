@@ -208,10 +208,11 @@ proxy_refuse_header(struct session *s, unsigned timeout_s)
 	long long deadline = tw_mono_ms() + (timeout_s ? timeout_s * 1000LL : PROXYIN_TIMEOUT_MS);
 	unsigned char buf[PROXYHDR_V2_FIXED];
 	char ip[INET6_ADDRSTRLEN];
+	int partial = 0;
 
 	for (;;) {
 		ssize_t n;
-		int is;
+		enum proxyhdr_sniffed is;
 
 		if (!wait_readable(s->ctrl.fd, deadline))
 			return;		/* the command reader times out the same */
@@ -221,15 +222,25 @@ proxy_refuse_header(struct session *s, unsigned timeout_s)
 		if (n <= 0)
 			return;		/* the command reader sees the end */
 		is = proxyhdr_sniff(buf, (size_t)n);
-		if (is == 0)
+		if (is == PROXYHDR_SNIFF_NO)
 			return;
-		if (is == 1) {
+		if (is == PROXYHDR_SNIFF_YES) {
 			worker_log(s, "PROXY header refused: Client \"%s\" is not in "
 				   "proxy_protocol_trusted", ip_of(&s->peer, ip, sizeof(ip)));
 			_exit(0);
 		}
-		/* Part of a signature: the rest is in flight (the bytes stay
-		 * in the socket, so poll would not wait for them). */
+		/*
+		 * Part of a signature ("P", "PRO", CR LF): the rest of a
+		 * header is in flight, a person typing is slower. The bytes
+		 * stay in the socket, so poll would not wait for more: naps,
+		 * for PROXYIN_TIMEOUT_MS at most, then the command reader
+		 * takes over.
+		 */
+		if (!partial) {
+			partial = 1;
+			if (deadline > tw_mono_ms() + PROXYIN_TIMEOUT_MS)
+				deadline = tw_mono_ms() + PROXYIN_TIMEOUT_MS;
+		}
 		if (tw_mono_ms() >= deadline)
 			return;
 		(void)poll(NULL, 0, PROXYIN_SNIFF_NAP_MS);

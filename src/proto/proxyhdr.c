@@ -30,15 +30,15 @@ starts_sig(const unsigned char *buf, size_t len, const void *sig, size_t siglen)
 	return memcmp(buf, sig, len < siglen ? len : siglen) == 0;
 }
 
-int
+enum proxyhdr_sniffed
 proxyhdr_sniff(const unsigned char *buf, size_t len)
 {
 	int v1 = starts_sig(buf, len, v1_sig, V1_SIG_LEN);
 	int v2 = starts_sig(buf, len, v2_sig, sizeof(v2_sig));
 
 	if ((v1 && len >= V1_SIG_LEN) || (v2 && len >= sizeof(v2_sig)))
-		return 1;
-	return v1 || v2 ? PROXYHDR_MORE : 0;
+		return PROXYHDR_SNIFF_YES;
+	return v1 || v2 ? PROXYHDR_SNIFF_MORE : PROXYHDR_SNIFF_NO;
 }
 
 static enum proxyhdr_status

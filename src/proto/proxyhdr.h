@@ -61,11 +61,16 @@ struct proxyhdr {
 enum proxyhdr_status proxyhdr_parse(const unsigned char *buf, size_t len, struct proxyhdr *h,
 				    size_t *consumed, const char **why);
 
+enum proxyhdr_sniffed {
+	PROXYHDR_SNIFF_NO = 0,
+	PROXYHDR_SNIFF_YES,
+	PROXYHDR_SNIFF_MORE,	/* a start of a signature, too short to tell */
+};
+
 /*
- * Whether the first bytes a client sent start a PROXY header, for a
- * source that may not send one: 1 yes, 0 no, PROXYHDR_MORE when they
- * are a start of a signature too short to tell.
+ * Whether the first bytes a client sent start a PROXY header (either
+ * version's signature), for a source that may not send one.
  */
-int proxyhdr_sniff(const unsigned char *buf, size_t len);
+enum proxyhdr_sniffed proxyhdr_sniff(const unsigned char *buf, size_t len);
 
 #endif

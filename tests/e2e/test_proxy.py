@@ -161,6 +161,13 @@ def test_untrusted_source_sending_a_header(proxy_server):
     before = s.log_text().count("is not in proxy_protocol_trusted")
     refused_close(s, UNTRUSTED, v2("198.51.100.7"), r"is not in proxy_protocol_trusted")
     wait_until(lambda: s.log_text().count("is not in proxy_protocol_trusted") > before, 10)
+    # The start of a signature alone (an empty line is v2's start) is
+    # looked at for 5 s at most, then read as the command it is.
+    with Ctrl(s.port, src=UNTRUSTED) as c:
+        assert c.reply()[0] == 220
+        c.send(b"\r\n")
+        assert c.reply()[0] == 500
+        assert c.cmd("NOOP")[0] == 200
     # A direct client without a header is served as always.
     with Ctrl(s.port, src=UNTRUSTED) as c:
         assert c.reply()[0] == 220

@@ -9,7 +9,8 @@
  *     a good header is PROXYHDR_MORE (so a header arriving in pieces is
  *     read the same as one arriving whole);
  *   - a failure names its reason;
- *   - the sniffer says 1 for every header the parser accepts.
+ *   - the sniffer says yes for every header the parser accepts, and
+ *     what it says is no header always fails to parse.
  */
 #include "src/proto/proxyhdr.h"
 
@@ -35,7 +36,13 @@ fuzz_one(const uint8_t *data, size_t size)
 	const char *why = NULL;
 	enum proxyhdr_status st = proxyhdr_parse(data, size, &h, &used, &why);
 
+	enum proxyhdr_sniffed sn = proxyhdr_sniff(data, size);
+
 	check(why != NULL);
+	check(sn == PROXYHDR_SNIFF_NO || sn == PROXYHDR_SNIFF_YES || sn == PROXYHDR_SNIFF_MORE);
+	/* What the sniffer lets through as no header never parses as one. */
+	if (sn == PROXYHDR_SNIFF_NO)
+		check(st == PROXYHDR_BAD);
 	if (st == PROXYHDR_BAD || st == PROXYHDR_TOO_LONG) {
 		check(why[0] != '\0');
 		return;
@@ -49,7 +56,7 @@ fuzz_one(const uint8_t *data, size_t size)
 	check(h.version == 1 || h.version == 2);
 	check(h.kind == PROXYHDR_LOCAL ||
 	      (h.kind == PROXYHDR_PROXY && (h.family == AF_INET || h.family == AF_INET6)));
-	check(proxyhdr_sniff(data, size) == 1);
+	check(proxyhdr_sniff(data, size) == PROXYHDR_SNIFF_YES);
 	/* Exactly the header, in an exactly sized block: the same answer. */
 	{
 		unsigned char *copy = malloc(used);

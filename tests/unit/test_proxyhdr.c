@@ -216,17 +216,17 @@ test_v2_bad(void)
 static void
 test_sniff(void)
 {
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PROXY TCP4", 10), 1);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PROXY ", 6), 1);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)V2SIG, 12), 1);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)V2SIG "\x21", 13), 1);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PROX", 4), PROXYHDR_MORE);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)"\r\n", 2), PROXYHDR_MORE);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)"", 0), PROXYHDR_MORE);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PASS x", 6), 0);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PROXYZ", 6), 0);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)"\r\nUSER", 6), 0);
-	CHECK_INT(proxyhdr_sniff((const unsigned char *)"USER a\r\n", 8), 0);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PROXY TCP4", 10), PROXYHDR_SNIFF_YES);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PROXY ", 6), PROXYHDR_SNIFF_YES);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)V2SIG, 12), PROXYHDR_SNIFF_YES);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)V2SIG "\x21", 13), PROXYHDR_SNIFF_YES);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PROX", 4), PROXYHDR_SNIFF_MORE);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)"\r\n", 2), PROXYHDR_SNIFF_MORE);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)"", 0), PROXYHDR_SNIFF_MORE);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PASS x", 6), PROXYHDR_SNIFF_NO);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)"PROXYZ", 6), PROXYHDR_SNIFF_NO);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)"\r\nUSER", 6), PROXYHDR_SNIFF_NO);
+	CHECK_INT(proxyhdr_sniff((const unsigned char *)"USER a\r\n", 8), PROXYHDR_SNIFF_NO);
 }
 
 static struct sockaddr_storage
