@@ -53,6 +53,11 @@ enum ipc_type {
 	IPC_SANDBOX_VIOLATION,	/* u32 syscall number (IPC_SYSCALL_UNKNOWN: none), u32 enum sandbox_role */
 	/* post-login worker -> monitor: a transfer ended, for the transfer logs */
 	IPC_XFERLOG,		/* u32 flags (IPC_XFER_*), u32 bytes high, u32 bytes low, u32 ms, str path */
+	/* pre-login worker -> monitor, first of all, from a trusted balancer:
+	 * the client its PROXY header named, as IPC_PORT_CONNECT's fields */
+	IPC_PROXY_CLIENT,	/* u32 family (4|6), 4 x u32 address, u32 port */
+	/* monitor -> worker: the listener admitted that client (else: 421, end) */
+	IPC_PROXY_OK,		/* no payload */
 	IPC_TYPE_COUNT
 };
 

@@ -28,6 +28,8 @@ const struct ipc_schema ipc_schemas[IPC_TYPE_COUNT] = {
 	[IPC_TLS_ON] = { "TLS_ON", IPC_FD_NEVER, 0 },
 	[IPC_SANDBOX_VIOLATION] = { "SANDBOX_VIOLATION", IPC_FD_NEVER, 4 + 4 },
 	[IPC_XFERLOG] = { "XFERLOG", IPC_FD_NEVER, 4 * 4 + 4 + IPC_MAX_XFERPATH },
+	[IPC_PROXY_CLIENT] = { "PROXY_CLIENT", IPC_FD_NEVER, 4 + 16 + 4 },
+	[IPC_PROXY_OK] = { "PROXY_OK", IPC_FD_NEVER, 0 },
 };
 
 /* Every schema must fit the transport; checked where the table is. */

@@ -51,6 +51,7 @@ static int monitor_handle_pasv_listen(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_port_connect(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_tls_on(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_xferlog(struct monitor *mon, struct ipc_msg *m);
+static int monitor_handle_proxy_client(struct monitor *mon, struct ipc_msg *m);
 
 /* How many times a request may be granted in one session. */
 enum permit_count {
@@ -68,6 +69,8 @@ static const struct permit {
 	monitor_handler handler;
 } permits[] = {
 	{ IPC_LOGIN, MONITOR_PRELOGIN, PERMIT_MAX_LOGIN_FAILS, monitor_handle_login },
+	/* The client a trusted balancer's PROXY header names: once, first. */
+	{ IPC_PROXY_CLIENT, MONITOR_PRELOGIN, PERMIT_ONCE, monitor_handle_proxy_client },
 	{ IPC_LOG, MONITOR_PRELOGIN | MONITOR_POSTLOGIN, PERMIT_ANY, monitor_handle_log },
 	/* AUTH TLS or implicit FTPS: once, and only with ssl_enable. */
 	{ IPC_TLS_ON, MONITOR_PRELOGIN, PERMIT_ONCE, monitor_handle_tls_on },
@@ -390,9 +393,9 @@ monitor_handle_pasv_listen(struct monitor *mon, struct ipc_msg *m)
 	return monitor_reply_fd(mon, datasock_pasv_listen(mon->cfg, &mon->local, &port));
 }
 
-/* PORT_CONNECT's fields into dst; 0, or -1 when malformed. */
+/* PORT_CONNECT's (and PROXY_CLIENT's) fields into dst; 0, or -1 when malformed. */
 static int
-port_connect_decode(struct ipc_msg *m, struct sockaddr_storage *dst)
+addr_record_decode(struct ipc_msg *m, struct sockaddr_storage *dst)
 {
 	unsigned char raw[PORT_CONNECT_ADDR_BYTES];
 	uint32_t family, word, port;
@@ -433,7 +436,7 @@ monitor_handle_port_connect(struct monitor *mon, struct ipc_msg *m)
 {
 	struct sockaddr_storage dst;
 
-	if (port_connect_decode(m, &dst) != 0)
+	if (addr_record_decode(m, &dst) != 0)
 		return monitor_abort(mon, "malformed PORT_CONNECT request");
 	if (tw_rt.netns_fd < 0)
 		return monitor_abort(mon, "PORT_CONNECT request without isolate_network");
@@ -446,6 +449,61 @@ monitor_handle_port_connect(struct monitor *mon, struct ipc_msg *m)
 	}
 	errno = 0;
 	return monitor_reply_fd(mon, datasock_connect(&dst, &mon->local, mon->cfg->connect_timeout));
+}
+
+void
+monitor_set_peer(struct monitor *mon, const struct sockaddr_storage *peer)
+{
+	const void *a;
+
+	mon->peer = *peer;
+	sa_unmap_v4(&mon->peer);
+	a = mon->peer.ss_family == AF_INET
+		? (const void *)&((struct sockaddr_in *)&mon->peer)->sin_addr
+		: (const void *)&((struct sockaddr_in6 *)&mon->peer)->sin6_addr;
+	if (inet_ntop(mon->peer.ss_family, a, mon->peer_ip, sizeof(mon->peer_ip)) == NULL)
+		tw_strlcpy(mon->peer_ip, "?", sizeof(mon->peer_ip));
+}
+
+/*
+ * A trusted balancer's header named the client (the worker parsed it;
+ * here only a fixed record is checked). From now on that client is the
+ * session's peer: its logs, the data connections' checks, the bounce
+ * check. The listener moves the session's count to it and may refuse it
+ * (max_per_ip, penalties): then the 421 is written here, as the
+ * listener would have, and the session ends without counting against
+ * anyone.
+ */
+static int
+monitor_handle_proxy_client(struct monitor *mon, struct ipc_msg *m)
+{
+	struct sockaddr_storage client;
+	char balancer[INET6_ADDRSTRLEN];
+	const char *refusal;
+	struct ipc_msg ok;
+
+	if (addr_record_decode(m, &client) != 0)
+		return monitor_abort(mon, "malformed PROXY_CLIENT request");
+	if (tw_rt.proxy_trusted.n == 0 || !sa_cidr_list_match(&tw_rt.proxy_trusted, &mon->peer))
+		return monitor_abort(mon, "PROXY_CLIENT request on a connection from an "
+				     "untrusted source");
+	/* Before the session starts: no TLS yet, no login tried. */
+	if (mon->ctrl_tls || mon->granted[IPC_LOGIN] != 0)
+		return monitor_abort(mon, "PROXY_CLIENT request after the session started");
+	(void)tw_strlcpy(balancer, mon->peer_ip, sizeof(balancer));
+	monitor_set_peer(mon, &client);
+	tw_log(TW_LOG_INFO, "PROXY: Client \"%s\" via \"%s\"", mon->peer_ip, balancer);
+	refusal = mon->proxy_admit != NULL ? mon->proxy_admit(mon) : NULL;
+	if (refusal != NULL) {
+		tw_log(TW_LOG_INFO, "refused proxied Client \"%s\": %s", mon->peer_ip, refusal);
+		if (!config_implicit_tls(mon->cfg, sa_port(&mon->local)))
+			reply_final(mon->client_fd, 421, refusal);
+		return MONITOR_EXIT_OK;
+	}
+	ipc_init(&ok, IPC_PROXY_OK);
+	if (ipc_send(mon->ipc_fd, &ok) != 0)
+		return monitor_abort(mon, "worker gone");
+	return MONITOR_CONTINUE;
 }
 
 /*

@@ -107,7 +107,16 @@ struct monitor {
 	 * take over: the session ends.
 	 */
 	int (*hand_over)(struct monitor *mon);
+	/*
+	 * The role code's admission of a proxied client (mon->peer, from a
+	 * PROXY header): NULL when admitted, else the 421's text. NULL
+	 * hook: no listener to ask (inetd mode), admitted.
+	 */
+	const char *(*proxy_admit)(struct monitor *mon);
 };
+
+/* The session's peer and its printed form (logs); v4-mapped ones as IPv4. */
+void monitor_set_peer(struct monitor *mon, const struct sockaddr_storage *peer);
 
 /* A fresh monitor of cfg's session, pre-login, with no process or client. */
 void monitor_init(struct monitor *mon, const struct tw_config *cfg);

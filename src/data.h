@@ -15,9 +15,16 @@
 #include <stddef.h>
 
 struct session;
+struct ipc_msg;
+struct sockaddr_storage;
 
 /* --- dataconn.c --- */
 void data_close_pasv(struct session *s);
+/*
+ * An address as IPC_PORT_CONNECT and IPC_PROXY_CLIENT carry it: the
+ * family (4 or 6), then 16 bytes as 4 x u32 (the port is the caller's).
+ */
+void data_put_addr(struct ipc_msg *m, const struct sockaddr_storage *a);
 /* PASV (extended 0) or EPSV (extended 1). */
 void data_cmd_pasv(struct session *s, int extended, const char *arg);
 /* PORT (extended 0) or EPRT (extended 1). */

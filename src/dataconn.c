@@ -79,9 +79,8 @@ socket_via_monitor(struct session *s, struct ipc_msg *m)
 	return m->fd;
 }
 
-/* IPC_PORT_CONNECT's address: the family, then 16 bytes as 4 x u32. */
-static void
-put_port_addr(struct ipc_msg *m, const struct sockaddr_storage *a)
+void
+data_put_addr(struct ipc_msg *m, const struct sockaddr_storage *a)
 {
 	unsigned char raw[sizeof(struct in6_addr)] = { 0 };
 	size_t i;
@@ -109,7 +108,7 @@ connect_port(struct session *s)
 	}
 	if (tw_rt.netns_fd >= 0) {
 		ipc_init(&m, IPC_PORT_CONNECT);
-		put_port_addr(&m, &s->port_addr);
+		data_put_addr(&m, &s->port_addr);
 		ipc_put_u32(&m, sa_port(&s->port_addr));
 		return socket_via_monitor(s, &m);
 	}
@@ -283,6 +282,14 @@ accept_pasv(struct session *s)
 	fd = accept4(s->pasv_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	data_close_pasv(s);
 	if (fd < 0) {
+		ctrl_reply(&s->ctrl, 425, "Failed to establish connection.");
+		return -1;
+	}
+	sa_unmap_v4(&peer);
+	/* Behind a balancer its header names the client; read either way,
+	 * or the header would be taken for the file's first bytes. */
+	if (proxy_data_client(s, fd, &peer) != 0) {
+		close(fd);
 		ctrl_reply(&s->ctrl, 425, "Failed to establish connection.");
 		return -1;
 	}

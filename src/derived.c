@@ -197,6 +197,10 @@ derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errl
 	    resolve_pasv_address(cfg, &rt, err, errlen) != 0)
 		return -1;
 	derive_login_nice(cfg, &rt);
+	if (sa_cidr_list_parse(cfg->proxy_protocol_trusted, &rt.proxy_trusted) != 0) {
+		(void)snprintf(err, errlen, "proxy_protocol_trusted: not a list of networks");
+		return -1;
+	}
 	/*
 	 * The FTPS certificate (and the check of its key), read again so
 	 * that a renewed certificate is served without a restart; tls_init()

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "privsep/ipc.h"
 #include "privsep/monitor.h"
 #include "sandbox/sandbox.h"
 #include "src/common/config.h"
@@ -32,6 +33,7 @@
 #include "src/common/reply.h"
 #include "src/common/runtime.h"
 #include "src/common/sdnotify.h"
+#include "src/common/sockaddr.h"
 #include "src/common/util.h"
 #include "src/penalty.h"
 #include "src/pool.h"
@@ -44,6 +46,10 @@
 
 /* Bounded: one poll wake-up serves at most this many connections. */
 #define ACCEPT_BATCH 256
+
+int listener_proxy_chan = -1;
+/* The listener's end of it: records from monitors of proxied clients. */
+static int proxy_chan_in = -1;
 
 static int
 open_listen_socket(int family, const char *addr, unsigned port, int v6only)
@@ -116,7 +122,8 @@ refuse(int fd, int tls, const char *text)
 void
 listener_child_setup(int keep_fd)
 {
-	int keep[] = { log_fd(), log_xferlog_fd(), keep_fd, tw_rt.netns_fd };
+	int keep[] = { log_fd(), log_xferlog_fd(), keep_fd, tw_rt.netns_fd,
+		       listener_proxy_chan };
 	static const int defaults[] = { SIGCHLD, SIGTERM, SIGINT };
 	sigset_t none;
 	size_t i;
@@ -143,47 +150,79 @@ listener_child_setup(int keep_fd)
 	log_set_role("monitor");
 }
 
-/*
- * The limits, in the order a client hears about them. 0 when the
- * connection may have a session, else -1 (it was refused and closed).
- */
-static int
-admit(const struct tw_config *cfg, int cfd, int tls, const struct addr_key *key)
+static const char *const refusals[LISTENER_VERDICTS] = {
+	[LISTENER_MAX_CLIENTS] = "There are too many connected users, please try later.",
+	[LISTENER_FAILED_LOGINS] = "Too many failed logins from your address, try later.",
+	[LISTENER_BAD_SESSIONS] = "Too many failed sessions from your address, try later.",
+	[LISTENER_MAX_PER_IP] = "There are too many connections from your internet address.",
+	[LISTENER_UNAVAILABLE] = "Service not available, try later.",
+};
+
+const char *
+listener_refusal(uint32_t verdict)
 {
-	if (cfg->max_clients != 0 && sessions_count() >= cfg->max_clients) {
-		refuse(cfd, tls, "There are too many connected users, please try later.");
-		tw_log(TW_LOG_INFO, "refused connection: max_clients (%u) reached",
-		       cfg->max_clients);
-		return -1;
-	}
+	return verdict < LISTENER_VERDICTS ? refusals[verdict] : NULL;
+}
+
+/*
+ * The limits of one client address, after max_clients: its penalties,
+ * then max_per_ip (one more session of it would be too many).
+ */
+static enum listener_verdict
+admit_address(const struct tw_config *cfg, const struct addr_key *key)
+{
 	switch (penalty_active(cfg, key)) {
 	case PENALTY_NONE:
 		break;
 	case PENALTY_FAILED_LOGINS:
-		refuse(cfd, tls, "Too many failed logins from your address, try later.");
-		return -1;
+		return LISTENER_FAILED_LOGINS;
 	case PENALTY_BAD_SESSIONS:
-		refuse(cfd, tls, "Too many failed sessions from your address, try later.");
-		return -1;
+		return LISTENER_BAD_SESSIONS;
 	}
 	if (cfg->max_per_ip != 0 && sessions_from(key) >= cfg->max_per_ip) {
-		refuse(cfd, tls, "There are too many connections from your internet address.");
 		tw_log(TW_LOG_INFO, "refused connection: max_per_ip (%u) reached",
 		       cfg->max_per_ip);
-		return -1;
+		return LISTENER_MAX_PER_IP;
 	}
-	return 0;
+	return LISTENER_ADMIT;
+}
+
+/*
+ * The limits, in the order a client hears about them. 0 when the
+ * connection may have a session, else -1 (it was refused and closed).
+ * A trusted balancer's connections are many clients: their address
+ * limits wait for the client's address (proxied_clients()).
+ */
+static int
+admit(const struct tw_config *cfg, int cfd, int tls, const struct addr_key *key,
+      int balancer)
+{
+	enum listener_verdict v = LISTENER_ADMIT;
+
+	if (cfg->max_clients != 0 && sessions_count() >= cfg->max_clients) {
+		v = LISTENER_MAX_CLIENTS;
+		tw_log(TW_LOG_INFO, "refused connection: max_clients (%u) reached",
+		       cfg->max_clients);
+	} else if (!balancer) {
+		v = admit_address(cfg, key);
+	}
+	if (v == LISTENER_ADMIT)
+		return 0;
+	refuse(cfd, tls, refusals[v]);
+	return -1;
 }
 
 static void
 spawn_session(const struct tw_config *cfg, int cfd, int tls,
 	      const struct sockaddr_storage *peer)
 {
+	int balancer = tw_rt.proxy_trusted.n > 0 &&
+		       sa_cidr_list_match(&tw_rt.proxy_trusted, peer);
 	struct addr_key key;
 	pid_t pid;
 
 	addr_key_of(peer, &key);
-	if (admit(cfg, cfd, tls, &key) != 0)
+	if (admit(cfg, cfd, tls, &key, balancer) != 0)
 		return;
 	if (pool_hand_off(cfd, &pid) == 0) {
 		close(cfd);
@@ -225,6 +264,62 @@ accept_all(const struct tw_config *cfg, int lfd, int tls)
 		pool_note_accept();
 		spawn_session(cfg, cfd, tls, &peer);
 	}
+}
+
+/* A proxied client's admission: the session's count moves to it. */
+static enum listener_verdict
+proxied_admit(const struct tw_config *cfg, const struct listener_proxy_rec *r)
+{
+	struct addr_key key;
+	enum listener_verdict v;
+
+	if (!sessions_has((pid_t)r->pid) ||
+	    (r->client.ss_family != AF_INET && r->client.ss_family != AF_INET6)) {
+		tw_log(TW_LOG_WARN, "proxied client record of no session (pid %d) refused",
+		       (int)r->pid);
+		return LISTENER_UNAVAILABLE;
+	}
+	addr_key_of(&r->client, &key);
+	v = admit_address(cfg, &key);
+	if (v == LISTENER_ADMIT)
+		sessions_move((pid_t)r->pid, &key);
+	return v;
+}
+
+/*
+ * Records of proxied clients from their monitors (root, which parsed
+ * nothing: the record is the one the monitor checked), each answered on
+ * the descriptor that came with it: a fresh socketpair, whose empty
+ * buffer takes the answer without the listener ever blocking.
+ */
+static void
+proxied_clients(const struct tw_config *cfg)
+{
+	int budget = ACCEPT_BATCH;
+
+	while (budget-- > 0) {
+		struct listener_proxy_rec r;
+		uint32_t verdict;
+		int answer;
+
+		if (ipc_recv_record(proxy_chan_in, &r, sizeof(r), 1, &answer) != 0)
+			return;
+		verdict = proxied_admit(cfg, &r);
+		(void)ipc_send_record(answer, &verdict, sizeof(verdict), -1);
+		close(answer);
+	}
+}
+
+/* The channel of proxied clients, made before the listener's filter. */
+static void
+proxy_channel_open(void)
+{
+	int sv[2];
+
+	if (ipc_socketpair(sv) != 0 || fcntl(sv[0], F_SETFL, O_NONBLOCK) != 0)
+		die("socketpair for proxied clients: %s", strerror(errno));
+	proxy_chan_in = sv[0];
+	listener_proxy_chan = sv[1];
 }
 
 /*
@@ -490,13 +585,14 @@ handle_signals(struct tw_config *cfg, int sigfd, const struct listen_socks *ls)
 void
 listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 {
-	struct pollfd pfd[LISTEN_SOCKS_MAX + 1];
+	struct pollfd pfd[LISTEN_SOCKS_MAX + 2];
 	size_t nl = ls->n, i;
 	int sigfd;
 
 	log_set_role("listener");
 	sigfd = signals_to_fd();
 	sessions_init();
+	proxy_channel_open();
 	pool_init(cfg);
 	sandbox_apply(ROLE_LISTENER, cfg);
 	if (ls->inherited)
@@ -521,17 +617,22 @@ listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 	}
 	pfd[nl].fd = sigfd;
 	pfd[nl].events = POLLIN;
+	pfd[nl + 1].fd = proxy_chan_in;
+	pfd[nl + 1].events = POLLIN;
 	for (;;) {
 		/* Refill between events; poll without waiting while short. */
 		int wait_ms = pool_refill(cfg);
 
-		if (poll(pfd, nl + 1, wait_ms) < 0) {
+		if (poll(pfd, nl + 2, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			die("poll: %s", strerror(errno));
 		}
 		if (pfd[nl].revents & POLLIN)
 			handle_signals(cfg, sigfd, ls);
+		/* Before new connections: a client waits for each answer. */
+		if (pfd[nl + 1].revents & POLLIN)
+			proxied_clients(cfg);
 		for (i = 0; i < nl; i++)
 			if (pfd[i].revents & POLLIN)
 				accept_all(cfg, ls->fd[i], ls->implicit_tls[i]);

@@ -26,6 +26,7 @@
 #include "src/common/runtime.h"
 #include "src/common/sockaddr.h"
 #include "src/common/util.h"
+#include "src/listener.h"
 #include "src/tls.h"
 #include "src/worker.h"
 
@@ -44,6 +45,15 @@ struct session_go {
 	uint32_t login_flags;		/* IPC_LOGIN_TLS, IPC_LOGIN_PROT_P */
 	struct sockaddr_storage peer, local;
 };
+
+/* The channel to the listener is used once, by a proxied session's monitor. */
+static void
+session_drop_listener_chan(void)
+{
+	if (listener_proxy_chan >= 0)
+		close(listener_proxy_chan);
+	listener_proxy_chan = -1;
+}
 
 /* Sets the nice value of pid (0: this process); a failure is logged. */
 static void
@@ -300,6 +310,8 @@ session_hand_over(struct monitor *m)
 	struct session_go go;
 
 	memset(&go, 0, sizeof(go));
+	/* A proxied session used it; none may keep it past the login. */
+	session_drop_listener_chan();
 	go.login_flags = m->login_flags;
 	go.peer = m->peer;
 	go.local = m->local;
@@ -329,27 +341,64 @@ session_hand_over(struct monitor *m)
 	return 0;
 }
 
+/*
+ * The listener's admission of the client a balancer's header named
+ * (struct monitor's proxy_admit): one record to it, one answer back on
+ * a channel of our own. NULL, or the 421's text.
+ */
+#define PROXY_ADMIT_TIMEOUT_MS 10000
+
+static const char *
+session_proxy_admit(struct monitor *m)
+{
+	struct listener_proxy_rec r;
+	struct pollfd p;
+	uint32_t verdict = LISTENER_UNAVAILABLE;
+	int sv[2], none, rc;
+
+	if (listener_proxy_chan < 0)
+		return NULL;	/* inetd mode: no listener, no limits to keep */
+	if (ipc_socketpair(sv) != 0) {
+		session_drop_listener_chan();
+		return listener_refusal(LISTENER_UNAVAILABLE);
+	}
+	memset(&r, 0, sizeof(r));
+	r.pid = (int32_t)getpid();
+	r.client = m->peer;
+	rc = ipc_send_record(listener_proxy_chan, &r, sizeof(r), sv[1]);
+	session_drop_listener_chan();
+	close(sv[1]);
+	p.fd = sv[0];
+	p.events = POLLIN;
+	/* Bounded: a listener that does not answer is a refusal. */
+	if (rc == 0 && poll(&p, 1, PROXY_ADMIT_TIMEOUT_MS) == 1 &&
+	    ipc_recv_record(sv[0], &verdict, sizeof(verdict), 0, &none) != 0)
+		verdict = LISTENER_UNAVAILABLE;
+	close(sv[0]);
+	if (verdict != LISTENER_ADMIT && listener_refusal(verdict) == NULL)
+		verdict = LISTENER_UNAVAILABLE;
+	return listener_refusal(verdict);
+}
+
 /* Learns who the client is; the monitor never reads what it sends. */
 static void
 session_attach_client(int client_fd)
 {
+	struct sockaddr_storage peer;
 	socklen_t len;
-	const void *a;
 
 	mon.client_fd = client_fd;
-	len = sizeof(mon.peer);
-	if (getpeername(client_fd, (struct sockaddr *)&mon.peer, &len) != 0)
+	len = sizeof(peer);
+	if (getpeername(client_fd, (struct sockaddr *)&peer, &len) != 0)
 		die("getpeername: %s", strerror(errno));
 	len = sizeof(mon.local);
 	if (getsockname(client_fd, (struct sockaddr *)&mon.local, &len) != 0)
 		die("getsockname: %s", strerror(errno));
-	sa_unmap_v4(&mon.peer);
 	sa_unmap_v4(&mon.local);
-	a = mon.peer.ss_family == AF_INET
-		? (const void *)&((struct sockaddr_in *)&mon.peer)->sin_addr
-		: (const void *)&((struct sockaddr_in6 *)&mon.peer)->sin6_addr;
-	if (inet_ntop(mon.peer.ss_family, a, mon.peer_ip, sizeof(mon.peer_ip)) == NULL)
-		tw_strlcpy(mon.peer_ip, "?", sizeof(mon.peer_ip));
+	monitor_set_peer(&mon, &peer);
+	/* Not a balancer's: this session has nothing to tell the listener. */
+	if (!sa_cidr_list_match(&tw_rt.proxy_trusted, &mon.peer))
+		session_drop_listener_chan();
 }
 
 /* This process becomes the session's monitor, confined as before login. */
@@ -360,6 +409,7 @@ session_monitor_init(const struct tw_config *cfg)
 	/* Before the workers are forked: both must seal and open the same tickets. */
 	tls_session_keys_new();
 	mon.hand_over = session_hand_over;
+	mon.proxy_admit = session_proxy_admit;
 	/* Until the login this session, and the workers it forks, run
 	 * login_nice nicer than the listener (session_hand_over). */
 	if (tw_rt.login_nice)

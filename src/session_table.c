@@ -40,6 +40,16 @@ sessions_init(void)
 		die("out of memory for the session table");
 }
 
+/* One session fewer of address a. */
+static void
+per_addr_drop(const struct addr_key *a)
+{
+	unsigned *count = hashtab_find(per_addr, a);
+
+	if (count != NULL && --*count == 0)
+		(void)hashtab_delete(per_addr, a);
+}
+
 void
 sessions_add(pid_t pid, const struct addr_key *a)
 {
@@ -59,15 +69,29 @@ int
 sessions_remove(pid_t pid, struct addr_key *addr)
 {
 	const struct addr_key *a = hashtab_find(by_pid, &pid);
-	unsigned *count;
 
 	if (a == NULL)
 		return -1;
 	*addr = *a;
 	(void)hashtab_delete(by_pid, &pid);
-	count = hashtab_find(per_addr, addr);
-	if (count != NULL && --*count == 0)
-		(void)hashtab_delete(per_addr, addr);
+	per_addr_drop(addr);
+	return 0;
+}
+
+int
+sessions_move(pid_t pid, const struct addr_key *a)
+{
+	struct addr_key *cur = hashtab_find(by_pid, &pid);
+	unsigned *count;
+
+	if (cur == NULL)
+		return -1;
+	per_addr_drop(cur);
+	*cur = *a;
+	count = hashtab_insert(per_addr, a);
+	if (count == NULL)
+		die("out of memory for the session table");
+	(*count)++;
 	return 0;
 }
 

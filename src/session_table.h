@@ -30,6 +30,13 @@ void sessions_add(pid_t pid, const struct addr_key *a);
  */
 int sessions_remove(pid_t pid, struct addr_key *addr);
 
+/*
+ * The session pid's client turned out to be a (a proxied client, named
+ * by its balancer's header): its count moves there. -1 when pid is no
+ * session.
+ */
+int sessions_move(pid_t pid, const struct addr_key *a);
+
 /* Whether pid is a live session, not yet reaped (so its pid is ours). */
 int sessions_has(pid_t pid);
 

@@ -135,16 +135,6 @@ worker_start_tls(struct session *s)
 	s->tls = 1;
 }
 
-/* Implicit FTPS: implicit_ssl, or a connection to implicit_ssl_port. */
-static int
-session_implicit_tls(const struct session *s)
-{
-	if (!s->cfg->ssl_enable)
-		return 0;
-	return s->cfg->implicit_ssl ||
-	       (s->cfg->implicit_ssl_port != 0 && sa_port(&s->local) == s->cfg->implicit_ssl_port);
-}
-
 /* Reads a line; handles every non-line outcome by closing the session. */
 static void
 read_command(struct session *s, char *line, size_t cap)
@@ -219,6 +209,7 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 {
 	static struct session sess TW_PER_PROCESS;
 	struct session *s = &sess;
+	int implicit, proxied;
 
 	if (ctrl_fd < 0) {
 		/* Pre-forked: the monitor sends the connection when one comes. */
@@ -236,8 +227,16 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 	}
 	session_init(s, cfg, ctrl_fd, ipc_fd);
 	session_learn_addresses(s);
+	implicit = config_implicit_tls(cfg, sa_port(&s->local));
+	/* Behind a trusted balancer: its header, before any byte of ours. */
+	proxied = proxy_trusted(&s->peer);
+	if (proxied)
+		proxy_prelogin(s);
 	log_protocol_start(s);
-	if (session_implicit_tls(s))
+	/* A client sends its TLS hello first: looking costs no wait. */
+	if (implicit && !proxied && tw_rt.proxy_trusted.n > 0)
+		proxy_refuse_header(s, cfg->idle_session_timeout);
+	if (implicit)
 		worker_start_tls(s);
 	if (tw_rt.banner[0] != '\0') {
 		/* vsftpd's shape: the file as 220- lines, then a bare 220. */
@@ -248,6 +247,9 @@ worker_prelogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 	} else {
 		ctrl_reply(&s->ctrl, 220, "twinftpd ready.");
 	}
+	/* An FTP client speaks after the greeting: its first bytes. */
+	if (!implicit && !proxied && tw_rt.proxy_trusted.n > 0)
+		proxy_refuse_header(s, cfg->idle_session_timeout);
 	serve_commands(s);
 }
 

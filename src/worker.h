@@ -175,6 +175,30 @@ int ctrl_start_tls(struct ctrl *c, const struct tw_config *cfg);
 /* The end of the session: our close_notify on a TLS control connection. */
 void ctrl_end(struct ctrl *c);
 
+/* --- proxyin.c: the PROXY protocol (proxy_protocol_trusted) --- */
+/* Whether peer is a trusted balancer, one that must send a header. */
+int proxy_trusted(const struct sockaddr_storage *peer);
+/*
+ * A trusted balancer's control connection: reads its header before the
+ * greeting, tells the monitor who the client is and waits for its
+ * admission; then s->peer is that client. A connection closed at once,
+ * a LOCAL header (health checks), a bad or slow header (logged) or a
+ * client the listener refuses end the session here.
+ */
+void proxy_prelogin(struct session *s);
+/*
+ * Any other source's first bytes: a PROXY header there is logged and
+ * ends the session. Waits up to timeout_s (0: 5 s) for the first bytes,
+ * and returns as soon as they are not a header.
+ */
+void proxy_refuse_header(struct session *s, unsigned timeout_s);
+/*
+ * A passive data connection fd from *peer: from a trusted balancer, its
+ * header is read and *peer becomes the client it names. 0, or -1 (logged)
+ * when a trusted source sent no good header.
+ */
+int proxy_data_client(struct session *s, int fd, struct sockaddr_storage *peer);
+
 /* --- commands.c: the verb table --- */
 /* Handles one command line in the session's state (s->logged_in). */
 void cmd_dispatch(struct session *s, char *line);

@@ -10,6 +10,7 @@
  */
 #include "src/common/config.h"
 #include "src/common/util.h"
+#include "src/common/sockaddr.h"
 
 #include <sys/stat.h>
 
@@ -737,6 +738,20 @@ check_addr(const char *name, const char *value, int af, char *err, size_t errlen
 	    af == AF_INET ? "IPv4" : "IPv6");
 }
 
+static int
+check_cidr_list(const char *name, const char *value, char *err, size_t errlen)
+{
+	struct sa_cidr_list l;
+	char qv[MSG_QUOTE_MAX + 8];
+
+	if (sa_cidr_list_parse(value, &l) == 0)
+		return 0;
+	quote_for_msg(qv, sizeof(qv), value);
+	return cfg_error(err, errlen, NULL, 0,
+	    "option '%s': '%s' is not a list of at most %d addresses or networks "
+	    "(address[/bits], separated by commas)", name, qv, SA_CIDR_MAX);
+}
+
 /* An empty value passes unless required; a set one must be absolute. */
 static int
 check_path(const char *name, const char *value, int required,
@@ -801,6 +816,14 @@ config_check_tls(const struct tw_config *c, char *err, size_t errlen)
 		return cfg_error(err, errlen, NULL, 0,
 		    "implicit_ssl_port needs standalone mode (listen or listen_ipv6)");
 	return 0;
+}
+
+int
+config_implicit_tls(const struct tw_config *c, unsigned local_port)
+{
+	if (!c->ssl_enable)
+		return 0;
+	return c->implicit_ssl || (c->implicit_ssl_port != 0 && local_port == c->implicit_ssl_port);
 }
 
 const char *
@@ -897,6 +920,8 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 	    strchr(c->pam_service_name, '/') != NULL))
 		tally(cfg_error(e, sizeof(e), NULL, 0,
 		    "local_enable needs pam_service_name, a name without '/'"), e, report, ctx, &n);
+	tally(check_cidr_list("proxy_protocol_trusted", c->proxy_protocol_trusted, e, sizeof(e)),
+	    e, report, ctx, &n);
 	tally(config_check_tls(c, e, sizeof(e)), e, report, ctx, &n);
 	return n;
 }

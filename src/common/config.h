@@ -86,6 +86,12 @@ unsigned config_check_all(const struct tw_config *c, cfg_report_fn report, void 
  * not trust the worker, checks it again at the login.
  */
 const char *config_tls_login_refusal(const struct tw_config *c, int tls, int anonymous);
+/*
+ * Whether a connection to local_port starts with a TLS handshake
+ * (implicit_ssl, or implicit_ssl_port): then nothing but TLS may be
+ * written to it, not even a plaintext 421.
+ */
+int config_implicit_tls(const struct tw_config *c, unsigned local_port);
 /* Calls warn for each setting that is accepted but changes nothing here. */
 void config_warnings(const struct tw_config *c, void (*warn)(const char *msg));
 

@@ -9,6 +9,8 @@
 #include <netinet/in.h>
 #include <sys/types.h>
 
+#include "src/common/sockaddr.h"
+
 /* The most of banner_file shown, as vsftpd's limit for the same file. */
 #define TW_BANNER_MAX 4000
 
@@ -37,6 +39,8 @@ struct tw_runtime {
 	/* pasv_address as an address (resolved with pasv_addr_resolve); 0: unset. */
 	int have_pasv_addr;
 	struct in_addr pasv_addr;
+	/* proxy_protocol_trusted, parsed (config.c checked it); n == 0: off. */
+	struct sa_cidr_list proxy_trusted;
 };
 extern struct tw_runtime tw_rt;
 

@@ -1,7 +1,9 @@
 #include "src/common/sockaddr.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -94,4 +96,96 @@ sa_len(const struct sockaddr_storage *sa)
 {
 	return sa->ss_family == AF_INET ? sizeof(struct sockaddr_in)
 					: sizeof(struct sockaddr_in6);
+}
+
+/* 1 when the first bits bits of a and b are equal. */
+static int
+prefix_equal(const unsigned char *a, const unsigned char *b, unsigned bits)
+{
+	unsigned whole = bits / 8, rest = bits % 8;
+	unsigned char mask = (unsigned char)(0xff << (8 - rest));
+
+	if (memcmp(a, b, whole) != 0)
+		return 0;
+	return rest == 0 || ((a[whole] ^ b[whole]) & mask) == 0;
+}
+
+/* One "address[/bits]" of len bytes into *e; 0 or -1. */
+static int
+cidr_parse_one(const char *s, size_t len, struct sa_cidr *e)
+{
+	char text[INET6_ADDRSTRLEN + 4];
+	const char *slash;
+	unsigned long bits;
+	char *end;
+
+	if (len == 0 || len >= sizeof(text))
+		return -1;
+	memcpy(text, s, len);
+	text[len] = '\0';
+	slash = strchr(text, '/');
+	if (slash != NULL)
+		text[slash - text] = '\0';
+	if (inet_pton(AF_INET, text, e->addr) == 1)
+		e->len = 4;
+	else if (inet_pton(AF_INET6, text, e->addr) == 1)
+		e->len = 16;
+	else
+		return -1;
+	e->bits = e->len * 8;
+	if (slash == NULL)
+		return 0;
+	if (slash[1] < '0' || slash[1] > '9')
+		return -1;
+	bits = strtoul(slash + 1, &end, 10);
+	if (*end != '\0' || bits > e->len * 8)
+		return -1;
+	e->bits = (unsigned)bits;
+	/* An IPv4-mapped IPv6 entry stands for its IPv4 network, as peers do. */
+	if (e->len == 16 && IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)e->addr) &&
+	    e->bits >= 96) {
+		memmove(e->addr, e->addr + 12, 4);
+		e->len = 4;
+		e->bits -= 96;
+	}
+	return 0;
+}
+
+int
+sa_cidr_list_parse(const char *text, struct sa_cidr_list *out)
+{
+	const char *p = text;
+
+	memset(out, 0, sizeof(*out));
+	for (;;) {
+		size_t len;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			return 0;
+		len = strcspn(p, ", \t");
+		if (out->n == SA_CIDR_MAX || cidr_parse_one(p, len, &out->e[out->n]) != 0)
+			return -1;
+		out->n++;
+		p += len;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == ',')
+			p++;
+		else if (*p != '\0')
+			return -1;
+	}
+}
+
+int
+sa_cidr_list_match(const struct sa_cidr_list *l, const struct sockaddr_storage *sa)
+{
+	const unsigned char *b;
+	size_t len = host_bytes(sa, &b), i;
+
+	for (i = 0; len != 0 && i < l->n; i++)
+		if (l->e[i].len == len && prefix_equal(b, l->e[i].addr, l->e[i].bits))
+			return 1;
+	return 0;
 }

@@ -33,4 +33,27 @@ void sa_set_port(struct sockaddr_storage *sa, unsigned port);
 /* The length bind(2) and connect(2) want for this family. */
 socklen_t sa_len(const struct sockaddr_storage *sa);
 
+/*
+ * A list of networks, "address[/bits]" separated by commas (an address
+ * alone is one host): proxy_protocol_trusted. IPv4 entries match IPv4
+ * peers, also when a dual-stack socket names them ::ffff:a.b.c.d.
+ */
+#define SA_CIDR_MAX 32
+struct sa_cidr {
+	unsigned char addr[16];		/* network order; IPv4 in the first 4 */
+	unsigned len;			/* 4 or 16 */
+	unsigned bits;			/* prefix length, <= len * 8 */
+};
+struct sa_cidr_list {
+	size_t n;
+	struct sa_cidr e[SA_CIDR_MAX];
+};
+
+/* Parses text (empty: an empty list); 0, or -1 when an entry is bad or
+ * there are more than SA_CIDR_MAX. */
+int sa_cidr_list_parse(const char *text, struct sa_cidr_list *out);
+
+/* Whether sa's address is in one of l's networks. */
+int sa_cidr_list_match(const struct sa_cidr_list *l, const struct sockaddr_storage *sa);
+
 #endif

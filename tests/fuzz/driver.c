@@ -69,6 +69,12 @@ static const struct seed seeds[] = {
 	SEED("listen=YES\nanonymous_enable=NO\nmax_clients=2000\n"
 	    "local_root=/srv/ftp\nlocal_umask=022\n"),
 	SEED("pasv_min_port=40000\npasv_max_port=40100\n#comment\n\n"),
+	/* PROXY protocol headers: version 1, version 2 PROXY over IPv4, LOCAL */
+	SEED("PROXY TCP4 192.0.2.7 198.51.100.1 56324 21\r\nUSER a\r\n"),
+	SEED("PROXY TCP6 2001:db8::7 ::1 1 21\r\n"),
+	SEED("\r\n\r\n\0\r\nQUIT\n" "\x21\x11\x00\x0c"
+	    "\x0a\x00\x00\x07\x0a\x00\x00\x01\xdc\x04\x00\x15"),
+	SEED("\r\n\r\n\0\r\nQUIT\n" "\x20\x00\x00\x00"),
 };
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dULL;

@@ -113,6 +113,7 @@ walk_schema(struct ipc_msg *m)
 		    walk_u32(m, &v, &re) == IPC_OK;
 		break;
 	case IPC_PORT_CONNECT:
+	case IPC_PROXY_CLIENT:	/* u32 family, 4 x u32 address, u32 port */
 		ok = 1;
 		for (int i = 0; ok && i < 6; i++)
 			ok = walk_u32(m, &v, &re) == IPC_OK;
@@ -120,6 +121,7 @@ walk_schema(struct ipc_msg *m)
 	case IPC_PASV_LISTEN:
 	case IPC_CLIENT_FD:
 	case IPC_CLIENT_ACK:
+	case IPC_PROXY_OK:
 		ok = 1;	/* no fields */
 		break;
 	case IPC_FD_RESULT:

@@ -587,21 +587,29 @@ direct_fd_result(struct direct *d, int *fd)
 	return err;
 }
 
-/* PORT_CONNECT's fields: family 4 or 6, the address in 4 words, port. */
+/* An address record (PORT_CONNECT, PROXY_CLIENT): family 4 or 6, the
+ * address in 4 words, port. */
 static void
-build_port_connect(struct ipc_msg *m, uint32_t family, const char *ip, uint32_t port)
+build_addr_record(struct ipc_msg *m, enum ipc_type type, uint32_t family, const char *ip,
+		  uint32_t port)
 {
 	unsigned char raw[16] = { 0 };
 	size_t i;
 
 	if (inet_pton(family == PORT_CONNECT_V6 ? AF_INET6 : AF_INET, ip, raw) != 1)
 		abort();
-	ipc_init(m, IPC_PORT_CONNECT);
+	ipc_init(m, type);
 	ipc_put_u32(m, family);
 	for (i = 0; i < sizeof(raw); i += 4)
 		ipc_put_u32(m, (uint32_t)raw[i] << 24 | (uint32_t)raw[i + 1] << 16 |
 			    (uint32_t)raw[i + 2] << 8 | raw[i + 3]);
 	ipc_put_u32(m, port);
+}
+
+static void
+build_port_connect(struct ipc_msg *m, uint32_t family, const char *ip, uint32_t port)
+{
+	build_addr_record(m, IPC_PORT_CONNECT, family, ip, port);
 }
 
 static void
@@ -632,6 +640,9 @@ build_request(struct ipc_msg *m, uint16_t type)
 		break;
 	case IPC_PORT_CONNECT:
 		build_port_connect(m, PORT_CONNECT_V4, PEER_IP, PEER_PORT);
+		break;
+	case IPC_PROXY_CLIENT:
+		build_addr_record(m, IPC_PROXY_CLIENT, PORT_CONNECT_V4, FOREIGN_IP, PEER_PORT);
 		break;
 	case IPC_LOGIN_RESULT:
 		ipc_put_u32(m, IPC_LOGIN_OK);
@@ -675,6 +686,7 @@ expect_permitted(uint16_t type, enum monitor_state state)
 	case IPC_SANDBOX_VIOLATION:
 		return 1;
 	case IPC_TLS_ON:
+	case IPC_PROXY_CLIENT:
 		return state == MONITOR_PRELOGIN;
 	case IPC_PORT20_CONNECT:
 	case IPC_PASV_LISTEN:
@@ -730,6 +742,12 @@ check_permitted(struct direct *d, uint16_t type, int verdict)
 		CHECK_INT(verdict, MONITOR_CONTINUE);
 		/* The monitor's own facts name the user and client. */
 		expect_log("OK DOWNLOAD: Client \"127.0.0.1\"");
+		break;
+	case IPC_PROXY_CLIENT:
+		/* No proxy_protocol_trusted in the tests' cfg: a worker that
+		 * claims a balancer's header lies. */
+		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+		expect_log("PROXY_CLIENT request on a connection from an untrusted source");
 		break;
 	default:
 		CHECK(0);
@@ -788,6 +806,108 @@ test_every_type_in_every_state(void)
 			direct_close(&d);
 		}
 	}
+}
+
+static const char *proxy_refusal;
+
+static const char *
+proxy_admit_test(struct monitor *mon)
+{
+	(void)mon;
+	return proxy_refusal;
+}
+
+/*
+ * PROXY_CLIENT: only from a trusted balancer's connection, once, before
+ * TLS and any login; the client becomes the session's peer, and a
+ * refusal of the listener's is the client's 421 and a clean end.
+ */
+static void
+test_proxy_client(void)
+{
+	struct sa_cidr_list saved = tw_rt.proxy_trusted;
+	struct direct d;
+	struct ipc_msg m;
+	char reply[256];
+	ssize_t n;
+	int sv[2];
+
+	if (sa_cidr_list_parse("127.0.0.0/30", &tw_rt.proxy_trusted) != 0)
+		abort();
+	proxy_refusal = NULL;
+	direct_open(&d, MONITOR_PRELOGIN);
+	d.mon.proxy_admit = proxy_admit_test;
+	build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V6, "2001:db8::7", 5000);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	CHECK_INT(direct_answer(&d, &m), 0);
+	CHECK_INT(m.type, IPC_PROXY_OK);
+	CHECK_STR(d.mon.peer_ip, "2001:db8::7");
+	CHECK_INT(sa_port(&d.mon.peer), 5000);
+	expect_log("PROXY: Client \"2001:db8::7\" via \"127.0.0.1\"");
+	/* Once only. */
+	build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V4, FOREIGN_IP, 5000);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("beyond its allowed count");
+	direct_close(&d);
+
+	/* A v4-mapped client is logged and checked as IPv4. */
+	direct_open(&d, MONITOR_PRELOGIN);
+	build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V6, "::ffff:10.1.2.3", 5000);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	CHECK_STR(d.mon.peer_ip, "10.1.2.3");
+	CHECK_INT(d.mon.peer.ss_family, AF_INET);
+	direct_close(&d);
+
+	/* Refused by the listener: 421 to the client, no answer, a clean end. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		abort();
+	proxy_refusal = "There are too many connections from your internet address.";
+	direct_open(&d, MONITOR_PRELOGIN);
+	d.mon.proxy_admit = proxy_admit_test;
+	d.mon.client_fd = sv[0];
+	build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V4, FOREIGN_IP, 5000);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_OK);
+	CHECK(direct_no_answer(&d));
+	n = recv(sv[1], reply, sizeof(reply) - 1, MSG_DONTWAIT);
+	reply[n > 0 ? n : 0] = '\0';
+	CHECK_STR(reply, "421 There are too many connections from your internet address.\r\n");
+	expect_log("refused proxied Client \"127.0.0.2\"");
+	CHECK_INT(d.mon.login_fails, 0);
+	direct_close(&d);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* After TLS or a login attempt: the worker has read the client. */
+	direct_open(&d, MONITOR_PRELOGIN);
+	d.mon.ctrl_tls = 1;
+	build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V4, FOREIGN_IP, 5000);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("PROXY_CLIENT request after the session started");
+	direct_close(&d);
+	direct_open(&d, MONITOR_PRELOGIN);
+	d.mon.granted[IPC_LOGIN] = 1;
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	direct_close(&d);
+	/* Malformed: family, port 0. */
+	direct_open(&d, MONITOR_PRELOGIN);
+	build_addr_record(&m, IPC_PROXY_CLIENT, BAD_FAMILY, FOREIGN_IP, 5000);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("malformed PROXY_CLIENT request");
+	direct_close(&d);
+	direct_open(&d, MONITOR_PRELOGIN);
+	build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V4, FOREIGN_IP, 0);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	direct_close(&d);
+	/* From a peer outside the trusted networks. */
+	if (sa_cidr_list_parse("10.0.0.0/8", &tw_rt.proxy_trusted) != 0)
+		abort();
+	direct_open(&d, MONITOR_PRELOGIN);
+	build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V4, FOREIGN_IP, 5000);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("untrusted source");
+	CHECK_STR(d.mon.peer_ip, PEER_IP);
+	direct_close(&d);
+	tw_rt.proxy_trusted = saved;
 }
 
 /* A second violation report of one post-login worker is beyond its count. */
@@ -1585,5 +1705,6 @@ main(void)
 	test_log_flood();
 	test_xferlog();
 	test_login_limits();
+	test_proxy_client();
 	return check_summary();
 }
