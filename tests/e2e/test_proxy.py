@@ -161,6 +161,9 @@ def test_untrusted_source_sending_a_header(proxy_server):
     before = s.log_text().count("is not in proxy_protocol_trusted")
     refused_close(s, UNTRUSTED, v2("198.51.100.7"), r"is not in proxy_protocol_trusted")
     wait_until(lambda: s.log_text().count("is not in proxy_protocol_trusted") > before, 10)
+    # Both refused sessions are gone before the next two connections from
+    # the same address: max_per_ip is 2.
+    s.wait_sessions(0, timeout=30)
     # The start of a signature alone (an empty line is v2's start) is
     # looked at for 5 s at most, then read as the command it is.
     with Ctrl(s.port, src=UNTRUSTED) as c:
