@@ -53,6 +53,11 @@ enum ipc_type {
 	IPC_SANDBOX_VIOLATION,	/* u32 syscall number (IPC_SYSCALL_UNKNOWN: none), u32 enum sandbox_role */
 	/* post-login worker -> monitor: a transfer ended, for the transfer logs */
 	IPC_XFERLOG,		/* u32 flags (IPC_XFER_*), u32 bytes high, u32 bytes low, u32 ms, str path */
+	/* post-login worker -> monitor, with chown_uploads: the file an
+	 * anonymous upload just created, to be given to chown_username */
+	IPC_CHOWN_UPLOAD,	/* no payload; fd: the new file, open for writing */
+	/* monitor -> worker: the answer to IPC_CHOWN_UPLOAD */
+	IPC_CHOWN_RESULT,	/* u32 errno (0 = done) */
 	IPC_TYPE_COUNT
 };
 
