@@ -134,6 +134,26 @@ def test_guest_anonymous_upload_umask(make_server):
     st = os.stat(os.path.join(base, "virt1", "up.txt"))
     assert (st.st_uid, st.st_gid) == (USERS[GUEST], USERS[GUEST])
     assert st.st_mode & 0o777 == 0o640
+    # The transfer line names the login name, not the guest account.
+    srv.wait_log(r'OK UPLOAD: Client "127\.0\.0\.1", user "virt1", "/up\.txt", 10 bytes')
+
+
+def test_check_names_the_accounts(tmp_path):
+    """-t: guest_username and chown_username must exist, user_config_dir
+    must be a directory; all three named in one run."""
+    conf = tmp_path / "v.conf"
+    conf.write_text("listen=YES\nnopriv_user=nobody\nsecure_chroot_dir=%s\nlog_file=%s/log\n"
+                    "guest_enable=YES\nguest_username=twv-no-such-user\n"
+                    "chown_uploads=YES\nchown_username=twv-no-such-owner\n"
+                    "user_config_dir=%s/missing\n" % (tmp_path, tmp_path, tmp_path))
+    os.chmod(str(tmp_path), 0o755)
+    r = subprocess.run([twhelpers.TWINFTPD, "-t", str(conf)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=20)
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 1, err
+    assert "guest_username: user 'twv-no-such-user' does not exist" in err, err
+    assert "chown_username: user 'twv-no-such-owner' does not exist" in err, err
+    assert "user_config_dir: directory %s/missing" % tmp_path in err, err
 
 
 def test_guest_local_privileges(make_server):
@@ -247,6 +267,22 @@ def test_user_config_dir_rate(make_server):
         f.quit()
     assert took["alice"] >= 3.0, took
     assert took["bob"] < 60, took
+
+
+def test_user_config_dir_anonymous(make_server):
+    """An anonymous login's per-user file is ftp_username's (vsftpd)."""
+    srv = make_server(start=False)
+    incoming = os.path.join(srv.anon_root, "incoming")
+    os.mkdir(incoming, 0o755)
+    os.chown(incoming, USERS["twftp"], USERS["twftp"])
+    write_user_conf(srv, "twftp", "anon_upload_enable=YES\n")
+    srv.opts.update({"user_config_dir": os.path.join(srv.base, "userconf"),
+                     "anon_upload_enable": False})
+    srv.start()
+    f = srv.ftp("anonymous")
+    stor(f, "STOR incoming/a.txt", b"anon")
+    f.quit()
+    assert os.stat(os.path.join(incoming, "a.txt")).st_uid == USERS["twftp"]
 
 
 def test_user_config_name_checked(make_server):

@@ -1374,7 +1374,7 @@ static void
 test_xferlog(void)
 {
 	struct tw_config saved = cfg;
-	char path[] = "/tmp/test_monitor_xfer.XXXXXX", line[1024];
+	char path[] = "/tmp/test_monitor_xfer.XXXXXX", line[1024], guest_line[1024] = "";
 	struct direct d;
 	struct ipc_msg m;
 	int fd, fields = 0;
@@ -1405,15 +1405,23 @@ test_xferlog(void)
 	snprintf(d.mon.login_name, sizeof(d.mon.login_name), "alice");
 	build_xferlog(&m, IPC_XFER_OK | IPC_XFER_UPLOAD, "/up/a b\tc", 0);
 	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	/* A guest (guest_enable) is named by its login name, access mode g. */
+	d.mon.login_guest = 1;
+	d.mon.login_anonymous = 1;
+	snprintf(d.mon.login_name, sizeof(d.mon.login_name), "virt1");
+	build_xferlog(&m, IPC_XFER_OK, "/d", 0);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
 	direct_close(&d);
 	log_to_sink(capture_log);
 	cfg = saved;
 
 	f = fopen(path, "r");
 	CHECK(f != NULL && fgets(line, sizeof(line), f) != NULL);
+	CHECK(f != NULL && fgets(guest_line, sizeof(guest_line), f) != NULL);
 	if (f != NULL)
 		fclose(f);
 	unlink(path);
+	CHECK(strstr(guest_line, " /d b _ o g virt1 ftp 0 * c\n") != NULL);
 	CHECK(strstr(line, " 2 127.0.0.1 4294967301 /up/a_b_c b _ i r alice ftp 0 * c\n")
 	      != NULL);
 	for (p = strtok_r(line, " \n", &save); p != NULL; p = strtok_r(NULL, " \n", &save))
