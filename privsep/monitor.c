@@ -293,8 +293,11 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	}
 	explicit_bzero(pass, sizeof(pass));
 	explicit_bzero(m->payload, sizeof(m->payload));
+	/* A guest logged in by name and password: the local users' TLS
+	 * rules, as the worker applied at USER (vsftpd's too). */
 	if (rc == AUTH_OK &&
-	    config_tls_login_refusal(mon->cfg, mon->ctrl_tls, mon->user->anonymous) != NULL) {
+	    config_tls_login_refusal(mon->cfg, mon->ctrl_tls,
+				     mon->user->anonymous && !mon->user->guest) != NULL) {
 		/* The worker refuses these at USER: only a hostile one asks. */
 		tw_log(TW_LOG_WARN, "login of user \"%s\" from %s refused: TLS rules "
 		       "(force_*_logins_ssl, allow_anon_ssl)", user, mon->peer_ip);

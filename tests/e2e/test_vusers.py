@@ -18,8 +18,9 @@ import time
 import pytest
 
 import twhelpers
-from twhelpers import (PASSWORDS, USERS, children, proc_ids, proc_link, retr, stor,
-                       wait_until)
+from test_ftps import certs, tls_opts  # noqa: F401 (certs is a fixture)
+from twhelpers import (PASSWORDS, USERS, ReuseFTP_TLS, client_context, children, proc_ids,
+                       proc_link, retr, stor, wait_until)
 
 GUEST = "bob"           # the account every virtual user runs as
 VIRTUAL = {"virt1": "virt1-pw", "virt2": "virt2-pw"}
@@ -136,6 +137,31 @@ def test_guest_anonymous_upload_umask(make_server):
     assert st.st_mode & 0o777 == 0o640
     # The transfer line names the login name, not the guest account.
     srv.wait_log(r'OK UPLOAD: Client "127\.0\.0\.1", user "virt1", "/up\.txt", 10 bytes')
+
+
+def test_guest_over_tls(make_server, certs):  # noqa: F811
+    """FTPS: a guest logs in by name and password, so the local users'
+    TLS rules apply (force_local_logins_ssl), not the anonymous ones
+    (allow_anon_ssl=NO would refuse an anonymous login over TLS), even
+    with anonymous privileges; its data connections are TLS too."""
+    srv = make_server(start=False)
+    add_virtual_users(srv, VIRTUAL)
+    guest_world(srv, ["virt1"])
+    srv.opts.update(tls_opts(certs, allow_anon_ssl=False, force_local_logins_ssl=True))
+    srv.start()
+    f = ReuseFTP_TLS(context=client_context(), timeout=twhelpers.TIMEOUT)
+    f.connect(twhelpers.HOST, srv.port)
+    f.auth()
+    f.login("virt1", VIRTUAL["virt1"])
+    f.prot_p()
+    assert f.nlst() == ["hello.txt"]
+    f.quit()
+    # Without TLS the local rule refuses it at USER.
+    f = srv.connect()
+    with pytest.raises(ftplib.error_perm) as e:
+        f.login("virt1", VIRTUAL["virt1"])
+    assert str(e.value).startswith("530")
+    f.close()
 
 
 def test_check_names_the_accounts(tmp_path):
