@@ -1263,7 +1263,7 @@ test_empty_and_short(void)
 	expect_log("shorter than its header");
 }
 
-/* No request of the worker's carries a descriptor. */
+/* Only a request whose schema names a descriptor (CHOWN_UPLOAD) carries one. */
 static void
 test_unexpected_fd(void)
 {
