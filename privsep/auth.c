@@ -224,51 +224,84 @@ sub_user_token(const char *tmpl, const char *token, const char *name, char *out,
 	return 0;
 }
 
+/* Who a login runs as: the ftp account, the user's own, or guest_username. */
+enum login_kind { LOGIN_LOCAL, LOGIN_ANONYMOUS, LOGIN_GUEST };
+
+/*
+ * The directory a non-anonymous login starts in (and is chrooted to when
+ * chrooted): local_root, or the account's home, with user_sub_token
+ * replaced by the login name in either (vsftpd replaces it in both), so
+ * that one guest account serves /srv/ftp/$USER for every virtual user.
+ */
 static int
-fill_user(const struct tw_config *cfg, const struct passwd *pw, int anonymous,
+local_dir(const struct tw_config *cfg, const struct passwd *pw, const char *login,
+	  char *out, size_t outsz)
+{
+	const char *tmpl = cfg->local_root[0] != '\0' ? cfg->local_root : pw->pw_dir;
+	const char *token = cfg->user_sub_token;
+
+	if (token[0] != '\0' && (cfg->local_root[0] != '\0' || strstr(tmpl, token) != NULL)) {
+		if (sub_user_token(tmpl, token, login, out, outsz) != 0) {
+			tw_log(TW_LOG_ERR, "%s for user %s: no usable directory name after "
+			       "user_sub_token", cfg->local_root[0] != '\0' ? "local_root" :
+			       "home directory", login);
+			return -1;
+		}
+		return 0;
+	}
+	return tw_strlcpy(out, tmpl, outsz) == 0 ? 0 : -1;
+}
+
+/*
+ * u->name is the login name; pw the account the session runs as (for a
+ * guest, guest_username's, not the login name's).
+ */
+static int
+fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind kind,
 	  struct auth_user *u)
 {
-	char subbed[PATH_MAX];
+	char dir[PATH_MAX];
 	const char *root;
 	struct stat st;
 	int chrooted;
 
 	u->uid = pw->pw_uid;
 	u->gid = pw->pw_gid;
-	u->anonymous = anonymous;
-	if (anonymous && cfg->anon_root[0] == '\0' && pw->pw_dir[0] == '\0') {
+	u->guest = kind == LOGIN_GUEST;
+	/* vsftpd: a guest without virtual_use_local_privs is anonymous in
+	 * all but its name, and always chrooted. */
+	u->anonymous = kind == LOGIN_ANONYMOUS ||
+		       (kind == LOGIN_GUEST && !cfg->virtual_use_local_privs);
+	if (kind == LOGIN_ANONYMOUS && cfg->anon_root[0] == '\0' && pw->pw_dir[0] == '\0') {
 		tw_log(TW_LOG_ERR, "ftp_username %s has no home directory and anon_root is empty",
 		       cfg->ftp_username);
 		return -1;
 	}
 	if (u->uid == 0 || u->gid == 0) {
 		/* A root session would defeat every wall we build. */
-		tw_log(TW_LOG_WARN, "refusing login of %s: uid or gid 0", u->name);
+		tw_log(TW_LOG_WARN, "refusing login of %s: uid or gid 0%s", u->name,
+		       kind == LOGIN_GUEST ? " (guest_username)" : "");
 		return -1;
 	}
-	if (anonymous) {
+	if (kind == LOGIN_ANONYMOUS) {
 		root = cfg->anon_root[0] != '\0' ? cfg->anon_root : pw->pw_dir;
 		chrooted = 1;
-		u->umask = (mode_t)cfg->anon_umask;
 		u->ngroups = 0;
 	} else {
-		root = cfg->local_root[0] != '\0' ? cfg->local_root : pw->pw_dir;
-		if (cfg->local_root[0] != '\0' && cfg->user_sub_token[0] != '\0') {
-			if (sub_user_token(cfg->local_root, cfg->user_sub_token, u->name,
-					   subbed, sizeof(subbed)) != 0) {
-				tw_log(TW_LOG_ERR, "local_root for user %s: no usable directory "
-				       "name after user_sub_token", u->name);
-				return -1;
-			}
-			root = subbed;
-		}
+		if (local_dir(cfg, pw, u->name, dir, sizeof(dir)) != 0)
+			return -1;
+		root = dir;
 		chrooted = cfg->chroot_local_user;
 		if (cfg->chroot_list_enable && auth_name_in_file(cfg->chroot_list_file, u->name))
 			chrooted = !chrooted;
-		u->umask = (mode_t)cfg->local_umask;
-		if (fill_groups(pw, u) != 0)
+		if (u->anonymous) {
+			chrooted = 1;
+			u->ngroups = 0;
+		} else if (fill_groups(pw, u) != 0) {
 			return -1;
+		}
 	}
+	u->umask = (mode_t)(u->anonymous ? cfg->anon_umask : cfg->local_umask);
 	/*
 	 * Checked here, not found missing by the worker after OK LOGIN: the
 	 * client gets 530 and the log names the directory.
@@ -309,11 +342,20 @@ local_login(const struct tw_config *cfg, const char *user, const char *pass,
 	/* PAM runs for unknown users too, so they cost the same time. */
 	if (rc != AUTH_OK)
 		return rc;
+	if (cfg->guest_enable) {
+		/* A virtual user: PAM knows the name, the user database need not. */
+		pw = getpwnam(cfg->guest_username);
+		if (pw == NULL) {
+			tw_log(TW_LOG_ERR, "guest_username %s does not exist", cfg->guest_username);
+			return AUTH_UNAVAILABLE;
+		}
+		return fill_user(cfg, pw, LOGIN_GUEST, u) == 0 ? AUTH_OK : AUTH_UNAVAILABLE;
+	}
 	if (pw == NULL)
 		return AUTH_DENIED;
 	/* PAM may have reused getpwnam's static buffer: look again. */
 	pw = getpwnam(user);
-	if (pw == NULL || fill_user(cfg, pw, 0, u) != 0)
+	if (pw == NULL || fill_user(cfg, pw, LOGIN_LOCAL, u) != 0)
 		return AUTH_UNAVAILABLE;
 	return AUTH_OK;
 }
@@ -425,9 +467,81 @@ auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 		ftp.pw_uid = tw_rt.ftp_uid;
 		ftp.pw_gid = tw_rt.ftp_gid;
 		ftp.pw_dir = tw_rt.ftp_home;
-		return fill_user(cfg, &ftp, 1, u) == 0 ? AUTH_OK : AUTH_UNAVAILABLE;
+		return fill_user(cfg, &ftp, LOGIN_ANONYMOUS, u) == 0 ? AUTH_OK : AUTH_UNAVAILABLE;
 	}
 	if (!cfg->local_enable)
 		return AUTH_DENIED;
 	return local_login_in_child(cfg, user, pass, peer_ip, u);
+}
+
+/* The longest login name user_config_dir looks up (NAME_MAX). */
+#define USER_CONFIG_NAME_MAX 255
+
+/*
+ * Whether a login name can name a file right inside user_config_dir: it
+ * came from the client, so "../x", "x/y", ".", ".." or a hidden file
+ * must never become a path.
+ */
+static int
+user_config_name_ok(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (n == 0 || n > USER_CONFIG_NAME_MAX || name[0] == '.')
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c == '/' || c < 0x20 || c == 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+user_config_report(void *ctx, enum cfg_severity sev, const char *msg)
+{
+	(void)ctx;
+	tw_log(sev == CFG_ERROR ? TW_LOG_ERR : TW_LOG_WARN, "user_config_dir: %s", msg);
+}
+
+int
+auth_user_config(const struct tw_config *cfg, const char *user, struct tw_config *out)
+{
+	char path[PATH_MAX];
+	const char *name = cfg->anonymous_enable && auth_is_anonymous_name(user)
+			   ? cfg->ftp_username : user;
+	struct stat st;
+	unsigned errors;
+
+	*out = *cfg;
+	if (cfg->user_config_dir[0] == '\0')
+		return 0;
+	if (!user_config_name_ok(name)) {
+		tw_log(TW_LOG_WARN, "login refused: a user name that starts with '.' or holds "
+		       "'/' or a control character names no file of user_config_dir");
+		return -1;
+	}
+	if (tw_snprintf(path, sizeof(path), "%s/%s", cfg->user_config_dir, name) < 0) {
+		tw_log(TW_LOG_ERR, "login of %s refused: its user_config_dir path is too long",
+		       name);
+		return -1;
+	}
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		tw_log(TW_LOG_ERR, "login of %s refused: per-user config %s: %s", name, path,
+		       strerror(errno));
+		return -1;
+	}
+	errors = config_load_user_file_all(out, path, user_config_report, NULL);
+	if (errors == 0)
+		errors = config_check_all(out, user_config_report, NULL);
+	if (errors != 0) {
+		tw_log(TW_LOG_ERR, "login of %s refused: per-user config %s has %u error%s "
+		       "(see above)", name, path, errors, errors == 1 ? "" : "s");
+		*out = *cfg;
+		return -1;
+	}
+	return 1;
 }

@@ -23,7 +23,14 @@ struct auth_user {
 	int ngroups;
 	char chroot_dir[PATH_MAX];	/* "" = not chrooted */
 	char start_dir[PATH_MAX];	/* inside the chroot when chrooted */
+	/* Anonymous privileges: an anonymous login, or a guest without
+	 * virtual_use_local_privs. */
 	int anonymous;
+	/* guest_enable: a login PAM accepted, run as guest_username. */
+	int guest;
+	/* A per-user file (user_config_dir) set this session's options: the
+	 * spare gets them as a second record (struct tw_config). */
+	int own_config;
 	mode_t umask;
 };
 
@@ -66,6 +73,18 @@ enum auth_result {
  */
 int auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 	       const char *peer_ip, struct auth_user *u);
+
+/*
+ * user_config_dir: *out becomes cfg with the options of the login's
+ * per-user file applied (the file named user, or ftp_username for an
+ * anonymous login). Returns 1 when a file was applied, 0 when there is
+ * none (no user_config_dir, no such file; *out is cfg), and -1 when the
+ * login must be refused (the name can name no file in the directory, or
+ * the file is unsafe or has an error), with the reason logged. The file
+ * is the operator's; the name came from the client and is checked
+ * before it is used: no '/', no leading '.', no control byte.
+ */
+int auth_user_config(const struct tw_config *cfg, const char *user, struct tw_config *out);
 
 /*
  * Whether name is listed in file (one name per line, '#' comments).

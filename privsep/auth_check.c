@@ -31,6 +31,8 @@ auth_user_check(const struct auth_user *u)
 		return -1;
 	if (u->anonymous != 0 && u->anonymous != 1)
 		return -1;
+	if ((u->guest != 0 && u->guest != 1) || (u->own_config != 0 && u->own_config != 1))
+		return -1;
 	if ((u->umask & ~(mode_t)0777) != 0)
 		return -1;
 	return 0;

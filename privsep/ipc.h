@@ -58,6 +58,11 @@ enum ipc_type {
 	IPC_PROXY_CLIENT,	/* u32 family (4|6), 4 x u32 address, u32 port */
 	/* monitor -> worker: the listener admitted that client (else: 421, end) */
 	IPC_PROXY_OK,		/* no payload */
+	/* post-login worker -> monitor, with chown_uploads: the file an
+	 * anonymous upload just created, to be given to chown_username */
+	IPC_CHOWN_UPLOAD,	/* no payload; fd: the new file, open for writing */
+	/* monitor -> worker: the answer to IPC_CHOWN_UPLOAD */
+	IPC_CHOWN_RESULT,	/* u32 errno (0 = done) */
 	IPC_TYPE_COUNT
 };
 

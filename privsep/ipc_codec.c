@@ -30,6 +30,8 @@ const struct ipc_schema ipc_schemas[IPC_TYPE_COUNT] = {
 	[IPC_XFERLOG] = { "XFERLOG", IPC_FD_NEVER, 4 * 4 + 4 + IPC_MAX_XFERPATH },
 	[IPC_PROXY_CLIENT] = { "PROXY_CLIENT", IPC_FD_NEVER, 4 + 16 + 4 },
 	[IPC_PROXY_OK] = { "PROXY_OK", IPC_FD_NEVER, 0 },
+	[IPC_CHOWN_UPLOAD] = { "CHOWN_UPLOAD", IPC_FD_ALWAYS, 0 },
+	[IPC_CHOWN_RESULT] = { "CHOWN_RESULT", IPC_FD_NEVER, 4 },
 };
 
 /* Every schema must fit the transport; checked where the table is. */

@@ -12,12 +12,14 @@
 #include "privsep/monitor.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +54,7 @@ static int monitor_handle_port_connect(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_tls_on(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_xferlog(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_proxy_client(struct monitor *mon, struct ipc_msg *m);
+static int monitor_handle_chown_upload(struct monitor *mon, struct ipc_msg *m);
 
 /* How many times a request may be granted in one session. */
 enum permit_count {
@@ -85,6 +88,9 @@ static const struct permit {
 	{ IPC_PORT_CONNECT, MONITOR_POSTLOGIN, PERMIT_ANY, monitor_handle_port_connect },
 	/* A finished transfer: the monitor adds who and from where. */
 	{ IPC_XFERLOG, MONITOR_POSTLOGIN, PERMIT_ANY, monitor_handle_xferlog },
+	/* chown_uploads: the descriptor of a file an anonymous upload has
+	 * just created (new, empty, the session's own), never a path. */
+	{ IPC_CHOWN_UPLOAD, MONITOR_POSTLOGIN, PERMIT_ANY, monitor_handle_chown_upload },
 };
 
 void
@@ -214,10 +220,16 @@ static int
 monitor_logged_in(struct monitor *mon)
 {
 	tw_log(TW_LOG_INFO, "OK LOGIN: Client \"%s\", user \"%s\"%s", mon->peer_ip,
-	       mon->user->name, mon->user->anonymous ? " (anonymous)" : "");
+	       mon->user->name, mon->user->guest ? " (guest)"
+				: mon->user->anonymous ? " (anonymous)" : "");
 	/* Kept for the transfer lines; *user is given up below. */
 	(void)tw_strlcpy(mon->login_name, mon->user->name, sizeof(mon->login_name));
 	mon->login_anonymous = mon->user->anonymous;
+	mon->login_guest = mon->user->guest;
+	mon->login_uid = mon->user->uid;
+	/* The per-user options are the session's, here as in its worker. */
+	if (mon->user->own_config)
+		mon->cfg = mon->user_cfg;
 	mon->state = MONITOR_POSTLOGIN;
 	if (mon->hand_over(mon) != 0)
 		return monitor_abort(mon, "spare post-login worker gone");
@@ -225,7 +237,8 @@ monitor_logged_in(struct monitor *mon)
 	 * forged) must not silence the post-login worker's own. */
 	mon->granted[IPC_SANDBOX_VIOLATION] = 0;
 	creds_monitor_postlogin(mon->user->uid, mon->user->gid, mon->cfg->secure_chroot_dir,
-				mon->cfg->connect_from_port_20);
+				mon->cfg->connect_from_port_20,
+				mon->cfg->chown_uploads && mon->login_anonymous);
 	tw_scratch_free(mon->user, sizeof(*mon->user));
 	mon->user = NULL;
 	sandbox_set_violation_report(NULL);
@@ -252,7 +265,7 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	char user[IPC_MAX_USER + 1], pass[IPC_MAX_PASS + 1];
 	size_t ulen, plen;
 	uint32_t flags;
-	int rc;
+	int rc, own;
 
 	if (ipc_get_str(m, user, sizeof(user), IPC_MAX_USER, &ulen) != 0 ||
 	    ipc_get_str(m, pass, sizeof(pass), IPC_MAX_PASS, &plen) != 0 ||
@@ -265,11 +278,29 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	}
 	if (mon->user == NULL)
 		mon->user = tw_scratch_alloc(sizeof(*mon->user));
-	rc = auth_login(mon->cfg, user, pass, mon->peer_ip, mon->user);
+	if (mon->cfg->user_config_dir[0] != '\0' && mon->user_cfg == NULL)
+		mon->user_cfg = tw_scratch_alloc(sizeof(*mon->user_cfg));
+	/*
+	 * The per-user file comes first: its options (local_root,
+	 * guest_username, ...) decide what the login becomes. It sets no
+	 * option of the authentication itself (config_is_per_session).
+	 */
+	own = mon->user_cfg != NULL ? auth_user_config(mon->cfg, user, mon->user_cfg) : 0;
+	if (own < 0) {
+		memset(mon->user, 0, sizeof(*mon->user));
+		rc = AUTH_UNAVAILABLE;
+	} else {
+		rc = auth_login(own ? mon->user_cfg : mon->cfg, user, pass, mon->peer_ip,
+				mon->user);
+		mon->user->own_config = own;
+	}
 	explicit_bzero(pass, sizeof(pass));
 	explicit_bzero(m->payload, sizeof(m->payload));
+	/* A guest logged in by name and password: the local users' TLS
+	 * rules, as the worker applied at USER (vsftpd's too). */
 	if (rc == AUTH_OK &&
-	    config_tls_login_refusal(mon->cfg, mon->ctrl_tls, mon->user->anonymous) != NULL) {
+	    config_tls_login_refusal(mon->cfg, mon->ctrl_tls,
+				     mon->user->anonymous && !mon->user->guest) != NULL) {
 		/* The worker refuses these at USER: only a hostile one asks. */
 		tw_log(TW_LOG_WARN, "login of user \"%s\" from %s refused: TLS rules "
 		       "(force_*_logins_ssl, allow_anon_ssl)", user, mon->peer_ip);
@@ -569,10 +600,62 @@ monitor_handle_xferlog(struct monitor *mon, struct ipc_msg *m)
 		    "%u %s %llu %s %c _ %c %c %s ftp 0 * %c",
 		    ms < 1000 ? 1 : (ms + 500) / 1000, mon->peer_ip, bytes,
 		    shown[0] != '\0' ? shown : "_", (flags & IPC_XFER_ASCII) ? 'a' : 'b',
-		    up ? 'i' : 'o', mon->login_anonymous ? 'a' : 'r', mon->login_name,
+		    up ? 'i' : 'o', mon->login_guest ? 'g' : mon->login_anonymous ? 'a' : 'r',
+		    mon->login_name,
 		    ok ? 'c' : 'i');
 		log_xferlog(fields);
 	}
+	return MONITOR_CONTINUE;
+}
+
+/*
+ * chown_uploads: an anonymous upload's new file goes to chown_username
+ * with chown_upload_mode (vsftpd's vsf_privop_do_file_chown). Only by
+ * the descriptor the worker holds, never by a path it names, and only
+ * for what a fresh upload looks like: a regular file of the session's
+ * own uid, with one name, empty, open for writing. The mode is set
+ * first, while the file is still the session's (no CAP_FOWNER needed);
+ * chown then needs the CAP_CHOWN kept for this, and clears any set-id
+ * bit (chown_upload_mode has none anyway).
+ */
+static int
+monitor_handle_chown_upload(struct monitor *mon, struct ipc_msg *m)
+{
+	const struct tw_config *c = mon->cfg;
+	struct stat st;
+	uint32_t err = 0;
+	int fd = m->fd, fl;
+
+	m->fd = -1;
+	if (fd < 0 || ipc_get_end(m) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return monitor_abort(mon, "malformed CHOWN_UPLOAD request");
+	}
+	if (!c->chown_uploads || !mon->login_anonymous) {
+		close(fd);
+		return monitor_abort(mon, c->chown_uploads
+				     ? "CHOWN_UPLOAD request of a session without anonymous privileges"
+				     : "CHOWN_UPLOAD request without chown_uploads");
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fstat(fd, &st) != 0 || fl < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != mon->login_uid || st.st_nlink != 1 || st.st_size != 0 ||
+	    ((fl & O_ACCMODE) != O_WRONLY && (fl & O_ACCMODE) != O_RDWR)) {
+		tw_log(TW_LOG_WARN, "refused a CHOWN_UPLOAD of a descriptor that is not a new "
+		       "upload from the worker of %s", mon->peer_ip);
+		err = EPERM;
+	} else if (fchmod(fd, (mode_t)c->chown_upload_mode) != 0 ||
+		   fchown(fd, tw_rt.chown_uid, (gid_t)-1) != 0) {
+		err = (uint32_t)errno;
+		tw_log(TW_LOG_ERR, "chown_uploads: cannot give an upload of %s to %s: %s",
+		       mon->peer_ip, c->chown_username, strerror(errno));
+	}
+	close(fd);
+	ipc_init(m, IPC_CHOWN_RESULT);
+	ipc_put_u32(m, err);
+	if (ipc_send(mon->ipc_fd, m) != 0)
+		return monitor_abort(mon, "worker gone");
 	return MONITOR_CONTINUE;
 }
 
@@ -657,14 +740,41 @@ monitor_state_name(enum monitor_state state)
 	return state == MONITOR_PRELOGIN ? "pre-login" : "post-login";
 }
 
+/* Whether type is a worker's request (a monitor's answer is not). */
+static int
+monitor_is_request(unsigned type)
+{
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(permits); i++)
+		if (permits[i].type == type)
+			return 1;
+	return 0;
+}
+
+/* The session ends over m: a descriptor that came with it is closed. */
+static int
+monitor_refuse(struct ipc_msg *m)
+{
+	if (m->fd >= 0)
+		close(m->fd);
+	m->fd = -1;
+	return MONITOR_EXIT_CRASH;
+}
+
 int
 monitor_dispatch(struct monitor *mon, struct ipc_msg *m)
 {
 	const char *name = m->type < IPC_TYPE_COUNT ? ipc_schemas[m->type].name : "?";
 	size_t i;
 
-	/* No request of the worker's carries a descriptor. */
-	if (m->fd >= 0) {
+	/*
+	 * Only a request whose schema names a descriptor carries one (the
+	 * receiver checks that too); its handler owns it. Every refusal
+	 * below closes it.
+	 */
+	if (m->fd >= 0 && (m->type >= IPC_TYPE_COUNT || ipc_schemas[m->type].fd != IPC_FD_ALWAYS ||
+			   !monitor_is_request(m->type))) {
 		close(m->fd);
 		m->fd = -1;
 		tw_log(TW_LOG_WARN, "request %s with a descriptor from worker of %s", name,
@@ -681,14 +791,14 @@ monitor_dispatch(struct monitor *mon, struct ipc_msg *m)
 		if (!permit_count_left(mon, p)) {
 			tw_log(TW_LOG_WARN, "request %s beyond its allowed count from worker of %s",
 			       name, mon->peer_ip);
-			return MONITOR_EXIT_CRASH;
+			return monitor_refuse(m);
 		}
 		mon->granted[p->type]++;
 		return p->handler(mon, m);
 	}
 	tw_log(TW_LOG_WARN, "unpermitted request %s in state %s from worker of %s", name,
 	       monitor_state_name(mon->state), mon->peer_ip);
-	return MONITOR_EXIT_CRASH;
+	return monitor_refuse(m);
 }
 
 /*

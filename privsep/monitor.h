@@ -96,7 +96,15 @@ struct monitor {
 	unsigned granted[IPC_TYPE_COUNT];
 	/* Who logged in, for the transfer lines of the log. */
 	char login_name[IPC_MAX_USER + 1];
-	int login_anonymous;
+	int login_anonymous;		/* anonymous privileges (chown_uploads) */
+	int login_guest;		/* guest_enable's virtual user */
+	uid_t login_uid;		/* the uid the session runs as */
+	/*
+	 * A login's options with its per-user file (user_config_dir) applied
+	 * (scratch pages, reused by each attempt); after a login that had
+	 * one, the session's cfg for good.
+	 */
+	struct tw_config *user_cfg;
 	/* A login's facts: scratch pages (tw_scratch_alloc) until handed over. */
 	struct auth_user *user;
 	int last_seccomp_nr;		/* from a worker's violation report, or -1 */

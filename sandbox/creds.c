@@ -229,10 +229,16 @@ creds_drop_cap(int cap)
 }
 
 void
-creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int keep_net_bind)
+creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int keep_net_bind,
+			int keep_chown)
 {
-	static const cap_value_t net_bind[] = { CAP_NET_BIND_SERVICE };
-	int n = keep_net_bind ? 1 : 0;
+	cap_value_t keep[2];
+	int n = 0;
+
+	if (keep_net_bind)
+		keep[n++] = CAP_NET_BIND_SERVICE;
+	if (keep_chown)
+		keep[n++] = CAP_CHOWN;
 
 	if (uid == 0 || gid == 0)
 		bug("creds_monitor_postlogin to uid %u gid %u", (unsigned)uid, (unsigned)gid);
@@ -240,13 +246,13 @@ creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int keep_n
 		die("setgroups: %s", strerror(errno));
 	if (chdir(chroot_dir) != 0 || chroot(".") != 0 || chdir("/") != 0)
 		die("chroot to %s: %s", chroot_dir, strerror(errno));
-	bound_capabilities(net_bind, n);
+	bound_capabilities(keep, n);
 	/* Keep the permitted set across the uid change, then cut it. */
-	if (prctl(PR_SET_KEEPCAPS, n, 0, 0, 0) != 0)
+	if (prctl(PR_SET_KEEPCAPS, n > 0, 0, 0, 0) != 0)
 		die("PR_SET_KEEPCAPS: %s", strerror(errno));
 	if (setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0)
 		die("cannot drop the monitor to uid %u: %s", (unsigned)uid, strerror(errno));
-	set_capabilities(net_bind, n);
+	set_capabilities(keep, n);
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0)
 		die("PR_SET_KEEPCAPS: %s", strerror(errno));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)

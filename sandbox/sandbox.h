@@ -74,10 +74,12 @@ void creds_drop_cap(int cap);
 /*
  * The session monitor after login: chroots to chroot_dir (it no longer
  * needs any file), becomes uid/gid, and keeps only CAP_NET_BIND_SERVICE
- * when keep_net_bind (connect_from_port_20), else no capability at all.
+ * when keep_net_bind (connect_from_port_20) and CAP_CHOWN when keep_chown
+ * (chown_uploads in an anonymous session), else no capability at all.
  * no_new_privs and not dumpable, like every other session process.
  */
-void creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int keep_net_bind);
+void creds_monitor_postlogin(uid_t uid, gid_t gid, const char *chroot_dir, int keep_net_bind,
+			     int keep_chown);
 
 /*
  * Installs the seccomp policy of role (unless cfg->seccomp_sandbox is NO).

@@ -88,6 +88,15 @@ resolve_users(const struct tw_config *cfg, struct tw_runtime *rt, char *err, siz
 			return -1;
 		}
 	}
+	if (cfg->chown_uploads) {
+		pw = getpwnam(cfg->chown_username);
+		if (pw == NULL) {
+			(void)snprintf(err, errlen, "chown_username %s does not exist "
+				       "(chown_uploads=YES)", cfg->chown_username);
+			return -1;
+		}
+		rt->chown_uid = pw->pw_uid;
+	}
 	return prepare_secure_chroot(cfg->secure_chroot_dir, err, errlen);
 }
 

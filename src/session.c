@@ -167,6 +167,17 @@ spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 		_exit(0);
 	if (auth_user_check(u) != 0)
 		bug("the monitor handed over an unsound login record");
+	if (u->own_config) {
+		/* The login's per-user options (user_config_dir): this
+		 * session's for good, so never freed. */
+		struct tw_config *own = tw_scratch_alloc(sizeof(*own));
+
+		if (ipc_recv_record(fd, own, sizeof(*own), 0, &none) != 0)
+			_exit(0);
+		if (config_record_check(own) != 0)
+			bug("the monitor handed over unsound per-user options");
+		cfg = own;
+	}
 	{
 		struct creds_target t = {
 			.uid = u->uid, .gid = u->gid,
@@ -262,10 +273,16 @@ spare_takes(struct monitor *m, int conn_fd)
 static int
 hand_to_spare(struct monitor *m, int conn_fd)
 {
-	if (spare_takes(m, conn_fd) == 0)
-		return 0;
-	respawn_spare();
-	return spare_takes(m, conn_fd);
+	if (spare_takes(m, conn_fd) != 0) {
+		respawn_spare();
+		if (spare_takes(m, conn_fd) != 0)
+			return -1;
+	}
+	/* The login's per-user options, which the spare did not inherit. */
+	if (m->user->own_config &&
+	    ipc_send_record(m->spare_fd, m->cfg, sizeof(*m->cfg), -1) != 0)
+		return -1;
+	return 0;
 }
 
 /*

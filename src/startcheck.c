@@ -198,6 +198,14 @@ startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 		    strstr(cfg->local_root, cfg->user_sub_token) == NULL))
 			check_dir(&ck, "local_root", cfg->local_root);
 	}
+	if (cfg->local_enable && cfg->guest_enable)
+		(void)check_user(&ck, "guest_username", cfg->guest_username);
+	/* root is allowed here (vsftpd's default): it only owns files. */
+	if (cfg->chown_uploads && getpwnam(cfg->chown_username) == NULL)
+		say(&ck, CFG_ERROR, "chown_username: user '%s' does not exist",
+		    cfg->chown_username);
+	if (cfg->user_config_dir[0] == '/')
+		check_kind(&ck, "user_config_dir", cfg->user_config_dir, S_IFDIR, "directory");
 	if (cfg->banner_file[0] == '/')
 		check_kind(&ck, "banner_file", cfg->banner_file, S_IFREG, "file");
 	if (cfg->userlist_enable && cfg->userlist_file[0] == '/')

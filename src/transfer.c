@@ -704,6 +704,7 @@ struct upload {
 	unsigned long long rest;
 	int no_overwrite;	/* anonymous without anon_other_write_enable */
 	int exists;		/* the target was a regular file at the check */
+	int created;		/* upload_create made a new file (chown_uploads) */
 	const char *deny_file;	/* STOU passes over the names it denies */
 	char name[PATH_MAX];	/* the name written (STOU picks one) */
 };
@@ -819,6 +820,7 @@ upload_create(struct upload *u, mode_t mode)
 		if (tw_strlcpy(u->name, u->path, sizeof(u->name)) != 0)
 			return -1;
 		fd = open(u->path, flags | (u->append ? O_APPEND : 0), mode);
+		u->created = fd >= 0;
 		if (fd >= 0 || errno != EEXIST || u->no_overwrite)
 			return fd;
 		return upload_open_existing(u);
@@ -833,6 +835,7 @@ upload_create(struct upload *u, mode_t mode)
 		if (namefilter_match_path(u->deny_file, u->name))
 			continue;
 		fd = open(u->name, flags, mode);
+		u->created = fd >= 0;
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 	}
@@ -854,6 +857,18 @@ upload_open(struct session *s, struct upload *u)
 		file = upload_open_existing(u);
 	else
 		file = regular_file(upload_create(u, (mode_t)s->cfg->file_open_mode), &st);
+	/*
+	 * chown_uploads: the new file goes to chown_username before a byte
+	 * is written (vsftpd does the same); this process keeps writing
+	 * through its descriptor. A file that cannot be given away is not
+	 * left behind as the uploader's.
+	 */
+	if (file >= 0 && u->created && s->anonymous && s->cfg->chown_uploads &&
+	    worker_chown_upload(s, file) != 0) {
+		close(file);
+		(void)unlink(u->name);
+		return -1;
+	}
 	if (file < 0 ||
 	    fcntl(file, F_SETFL, u->append ? O_APPEND : 0) != 0 ||
 	    (u->rest != 0 && lseek(file, (off_t)u->rest, SEEK_SET) < 0)) {

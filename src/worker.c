@@ -84,6 +84,25 @@ worker_xfer_done(struct session *s, const struct xfer *x, int upload, int ok,
 	(void)ipc_send(s->ipc_fd, &m);
 }
 
+int
+worker_chown_upload(struct session *s, int file)
+{
+	struct ipc_msg m;
+	uint32_t err;
+
+	ipc_init(&m, IPC_CHOWN_UPLOAD);
+	m.fd = file;
+	if (ipc_send(s->ipc_fd, &m) != 0 || ipc_recv(s->ipc_fd, &m) != 0 ||
+	    m.type != IPC_CHOWN_RESULT || ipc_get_u32(&m, &err) != 0 || ipc_get_end(&m) != 0)
+		die("bad reply from monitor");
+	if (err != 0) {
+		worker_log(s, "chown_uploads: the monitor could not give the upload away: %s",
+			   strerror((int)err));
+		return -1;
+	}
+	return 0;
+}
+
 static void
 session_init(struct session *s, const struct tw_config *cfg, int ctrl_fd, int ipc_fd)
 {

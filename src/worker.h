@@ -224,6 +224,12 @@ void worker_xfer_done(struct session *s, const struct xfer *x, int upload, int o
 		      const char *path);
 
 /* Sends one line to the monitor's log. */
+/*
+ * chown_uploads: asks the monitor to give the file an anonymous upload
+ * just created (file, open for writing) to chown_username. 0, or -1
+ * (logged) when it did not.
+ */
+int worker_chown_upload(struct session *s, int file);
 void worker_log(struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -160,19 +160,12 @@ static const struct {
 	{ "delete_failed_uploads", 'b', "NO", NULL },
 	{ "text_userdb_names", 'b', "NO", NULL },
 	{ "ls_recurse_enable", 'b', "NO", NULL },
-	{ "chown_uploads", 'b', "NO", NULL },
-	{ "guest_enable", 'b', "NO", NULL },
-	{ "virtual_use_local_privs", 'b', "NO", NULL },
 	{ "mdtm_write", 'b', "NO", NULL },
 	{ "lock_upload_files", 'b', "NO", NULL },
 	{ "delay_successful_login", 'n', "0", NULL },
 	{ "trans_chunk_size", 'n', "0", NULL },
-	{ "chown_upload_mode", 'o', "0600", NULL },
-	{ "chown_username", 's', "root", NULL },
-	{ "guest_username", 's', "ftp", NULL },
 	{ "banned_email_file", 's', "/etc/vsftpd.banned_emails", NULL },
 	{ "email_password_file", 's', "/etc/vsftpd.email_passwords", NULL },
-	{ "user_config_dir", 's', "", NULL },
 	{ "user_sub_token", 's', "", NULL },
 	{ "dsa_cert_file", 's', "", NULL },
 	{ "dsa_private_key_file", 's', "", NULL },
@@ -407,6 +400,37 @@ cfg_set(struct tw_config *c, const struct cfg_desc *d, const char *value,
 	bug("%s: option %s has type %d", __func__, d->name, (int)d->type);
 }
 
+int
+config_record_check(const struct tw_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < cfg_table_len; i++) {
+		const struct cfg_desc *d = &cfg_table[i];
+		const char *field = (const char *)c + d->offset;
+		unsigned v;
+
+		switch (d->type) {
+		case CFG_T_BOOL:
+			if (*(const int *)(const void *)field != 0 &&
+			    *(const int *)(const void *)field != 1)
+				return -1;
+			break;
+		case CFG_T_UINT:
+		case CFG_T_OCTAL:
+			v = *(const unsigned int *)(const void *)field;
+			if (v < d->min || v > d->max)
+				return -1;
+			break;
+		case CFG_T_STR:
+			if (memchr(field, '\0', CONFIG_MAX_STR) == NULL)
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
 void
 config_init_defaults(struct tw_config *c)
 {
@@ -639,8 +663,88 @@ read_config_line(FILE *f, char *buf, size_t bufsz, const char *path,
 	return 1;
 }
 
-unsigned
-config_load_file_all(struct tw_config *c, const char *path, cfg_report_fn report, void *ctx)
+/*
+ * The options a per-user file (user_config_dir) may set: those that act
+ * only after the login, in the session's own processes. Listening,
+ * limits, the login itself (PAM, user lists, TLS), the log files, the
+ * sandbox and what the listener derives at start cannot differ per user.
+ * A list of what is allowed, not of what is not: an option added later
+ * stays out of per-user files until it is known to act per session.
+ */
+static const char *const per_session_options[] = {
+	"local_root", "user_sub_token", "anon_root", "chroot_local_user",
+	"allow_writeable_chroot", "guest_username", "virtual_use_local_privs",
+	"dirmessage_enable", "message_file",
+	"write_enable", "anon_upload_enable", "anon_mkdir_write_enable",
+	"anon_world_readable_only", "anon_other_write_enable", "local_umask",
+	"anon_umask", "file_open_mode", "chmod_enable", "cmds_allowed", "cmds_denied",
+	"dirlist_enable", "download_enable", "ascii_upload_enable",
+	"ascii_download_enable", "hide_file", "deny_file", "hide_ids", "use_localtime",
+	"pasv_enable", "pasv_min_port", "pasv_max_port", "pasv_promiscuous",
+	"port_enable", "port_promiscuous", "use_sendfile", "local_max_rate",
+	"anon_max_rate", "force_local_data_ssl", "force_anon_data_ssl",
+	"idle_session_timeout", "data_connection_timeout", "accept_timeout",
+	"connect_timeout", "xferlog_enable", "log_ftp_protocol",
+};
+
+int
+config_is_per_session(const char *name)
+{
+	const struct cfg_desc *d = cfg_lookup(name);
+	size_t i;
+
+	if (d == NULL)
+		return 0;
+	for (i = 0; i < TW_ARRAY_LEN(per_session_options); i++)
+		if (strcmp(per_session_options[i], d->name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A line of a per-user file that names a known option outside the
+ * per-session set: 1 after a note, so that the caller skips it.
+ */
+static int
+skip_global_option(const char *text, const char *origin, unsigned line,
+		   cfg_report_fn report, void *ctx)
+{
+	char name[CONFIG_MAX_LINE + 1], qn[MSG_QUOTE_MAX + 8], note[CONFIG_MAX_MSG];
+	const char *eq = strchr(text, '=');
+	size_t n;
+
+	if (eq == NULL)
+		return 0;
+	n = (size_t)(eq - text);
+	memcpy(name, text, n);
+	name[n] = '\0';
+	if (cfg_lookup(name) == NULL || config_is_per_session(name))
+		return 0;
+	quote_for_msg(qn, sizeof(qn), name);
+	(void)cfg_error(note, sizeof(note), origin, line,
+	    "option '%s' ignored: a per-user file sets only options that act after the login",
+	    qn);
+	report(ctx, CFG_NOTE, note);
+	return 1;
+}
+
+/*
+ * A per-user file is read by a root process at a login: a file anybody
+ * could have written would hand its options to whoever wrote it.
+ */
+static const char *
+user_file_unsafe(const struct stat *st)
+{
+	if (st->st_uid != 0)
+		return "not owned by root";
+	if ((st->st_mode & S_IWOTH) != 0)
+		return "writable by others";
+	return NULL;
+}
+
+static unsigned
+load_file(struct tw_config *c, const char *path, int per_user, cfg_report_fn report,
+	  void *ctx)
 {
 	char err[CONFIG_MAX_MSG];
 	const char *why;
@@ -662,6 +766,8 @@ config_load_file_all(struct tw_config *c, const char *path, cfg_report_fn report
 		why = strerror(errno);
 	else if (!S_ISREG(st.st_mode))
 		why = "not a regular file";
+	else if (per_user && (why = user_file_unsafe(&st)) != NULL)
+		;
 	else if ((f = fdopen(fd, "r")) == NULL)
 		why = strerror(errno);
 	if (why != NULL) {
@@ -689,12 +795,27 @@ config_load_file_all(struct tw_config *c, const char *path, cfg_report_fn report
 		}
 		if (is_comment_or_blank(buf))
 			continue;
+		if (per_user && skip_global_option(buf, path, lineno, report, ctx))
+			continue;
 		errors += config_apply_line_all(c, buf, path, lineno, report, ctx);
 	}
 	free(buf);
 	/* Read-only: every byte was already read, or the error said why. */
 	(void)fclose(f);
 	return errors;
+}
+
+unsigned
+config_load_file_all(struct tw_config *c, const char *path, cfg_report_fn report, void *ctx)
+{
+	return load_file(c, path, 0, report, ctx);
+}
+
+unsigned
+config_load_user_file_all(struct tw_config *c, const char *path, cfg_report_fn report,
+			  void *ctx)
+{
+	return load_file(c, path, 1, report, ctx);
 }
 
 /* The first error, for the callers that stop at one. */
@@ -903,6 +1024,16 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 	tally(check_path("anon_root", c->anon_root, 0, e, sizeof(e)), e, report, ctx, &n);
 	tally(check_path("banner_file", c->banner_file, 0, e, sizeof(e)), e, report, ctx, &n);
 	tally(check_path("local_root", c->local_root, 0, e, sizeof(e)), e, report, ctx, &n);
+	tally(check_path("user_config_dir", c->user_config_dir, 0, e, sizeof(e)),
+	    e, report, ctx, &n);
+	if (c->guest_enable && (c->guest_username[0] == '\0' ||
+	    strcmp(c->guest_username, "root") == 0))
+		tally(cfg_error(e, sizeof(e), NULL, 0,
+		    "guest_enable needs guest_username, an account other than root"),
+		    e, report, ctx, &n);
+	if (c->chown_uploads && c->chown_username[0] == '\0')
+		tally(cfg_error(e, sizeof(e), NULL, 0,
+		    "chown_uploads needs chown_username"), e, report, ctx, &n);
 	tally(check_path("chroot_list_file", c->chroot_list_file, c->chroot_list_enable,
 	    e, sizeof(e)), e, report, ctx, &n);
 	tally(check_path("userlist_file", c->userlist_file, c->userlist_enable, e, sizeof(e)),

@@ -48,6 +48,14 @@ extern const size_t cfg_table_len;
 enum cfg_severity { CFG_ERROR, CFG_NOTE };
 typedef void (*cfg_report_fn)(void *ctx, enum cfg_severity sev, const char *msg);
 
+/*
+ * Checks a struct tw_config that came over a socket from another root
+ * process of the session (a login's per-user options, handed to the
+ * spare): every value within its table bounds, every string terminated.
+ * 0 when sound, -1 otherwise.
+ */
+int config_record_check(const struct tw_config *c);
+
 /* Fills every option with its default. */
 void config_init_defaults(struct tw_config *c);
 
@@ -71,6 +79,16 @@ int config_load_file(struct tw_config *c, const char *path, char *err, size_t er
  */
 unsigned config_load_file_all(struct tw_config *c, const char *path,
 			      cfg_report_fn report, void *ctx);
+/*
+ * A per-user file (user_config_dir) over c: as config_load_file_all(),
+ * but the file must be owned by root and not writable by others, and a
+ * line naming an option that is not per-session (config_is_per_session)
+ * is skipped with a CFG_NOTE. Returns the number of errors reported.
+ */
+unsigned config_load_user_file_all(struct tw_config *c, const char *path,
+				   cfg_report_fn report, void *ctx);
+/* Whether a per-user file may set option name (or an alias of it). */
+int config_is_per_session(const char *name);
 /* config_apply_line() that also reports notes; 0 or 1 error reported. */
 unsigned config_apply_line_all(struct tw_config *c, const char *text, const char *origin,
 			       unsigned line, cfg_report_fn report, void *ctx);

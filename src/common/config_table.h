@@ -85,6 +85,14 @@ CFG_STR(banner_file, "",
 	"File whose text (at most 4000 bytes) is the greeting, as 220- lines and a last bare 220, instead of ftpd_banner. Read by the listener at start (a missing file stops the start): the process that greets opens no file. Control characters are shown as '?'.")
 CFG_STR(ftpd_banner, "",
 	"Text of the 220 greeting; empty means \"twinftpd ready\".")
+CFG_BOOL(guest_enable, 0,
+	"Virtual users: every non-anonymous login that PAM accepts (pam_userdb, pam_pwdfile, or any other module; the name need not exist in the user database) runs as guest_username's uid and gid. The login name stays the session's name: user_sub_token puts it into local_root (and into guest_username's home directory), user_config_dir looks its file up, and the log names it. Without virtual_use_local_privs a guest has anonymous privileges (anon_upload_enable, anon_mkdir_write_enable, anon_other_write_enable, anon_world_readable_only, anon_umask, anon_max_rate, chown_uploads; no SITE CHMOD) and is always chrooted; with it, a local user's, and chroot_local_user and chroot_list_file decide. The directory is local_root, or guest_username's home directory.")
+CFG_STR(guest_username, "ftp",
+	"The local account whose uid, gid and home directory guest logins (guest_enable) use. It must exist (the start checks), and must not be root.")
+CFG_BOOL(virtual_use_local_privs, 0,
+	"With guest_enable: guests get a local user's privileges (write_enable alone lets them write, local_umask, local_max_rate, SITE CHMOD) instead of an anonymous user's, and are chrooted only as chroot_local_user says.")
+CFG_STR(user_config_dir, "",
+	"Directory of per-user configuration files: at each login the session monitor reads the file named after the login name (for an anonymous login: ftp_username), if there is one, and its options replace the server's for that session. A name holding '/', starting with '.' or longer than 255 bytes has no file. The file must be a regular file owned by root and not writable by others. Only options that act after the login are taken (local_root, user_sub_token, anon_root, chroot_local_user, allow_writeable_chroot, guest_username, virtual_use_local_privs, dirmessage_enable, message_file, every option of the permissions group: write_enable, anon_upload_enable, anon_mkdir_write_enable, anon_world_readable_only, anon_other_write_enable, local_umask, anon_umask, file_open_mode, chmod_enable, cmds_allowed, cmds_denied, dirlist_enable, download_enable, ascii_upload_enable, ascii_download_enable, hide_file, deny_file, hide_ids, use_localtime; pasv_enable, pasv_min_port, pasv_max_port, pasv_promiscuous, port_enable, port_promiscuous, use_sendfile, local_max_rate, anon_max_rate, force_local_data_ssl, force_anon_data_ssl, the four timeouts, xferlog_enable, log_ftp_protocol); any other option (listening, login, TLS, logging files, sandbox) is ignored with a log line naming the file and line. A file with an error (an unknown option, a bad value, an unreadable file) refuses that login with 530 and a log line. Empty: no per-user files.")
 
 /* --- Privilege separation --- */
 CFG_STR(nopriv_user, "nobody",
@@ -131,6 +139,12 @@ CFG_BOOL(hide_ids, 0,
 	"Show every owner and group in listings as \"ftp\".")
 CFG_BOOL(use_localtime, 0,
 	"Show times in listings and MDTM in local time rather than UTC.")
+CFG_BOOL(chown_uploads, 0,
+	"Files that anonymous sessions (and guests without virtual_use_local_privs) create by upload (STOR, STOU, APPE of a new file) are given to chown_username, with mode chown_upload_mode, as soon as they are created: the uploader keeps writing through its open descriptor but cannot read, change or delete the file by name afterwards. The session monitor does it on the worker's request for the descriptor of that file (it keeps CAP_CHOWN after the login only with this option), and refuses any descriptor that is not a new, empty regular file of the session's own user opened for writing.")
+CFG_STR(chown_username, "root",
+	"Owner of anonymous uploads with chown_uploads; it must exist (the start checks). The group is left as it is.")
+CFG_OCTAL(chown_upload_mode, 0600, 0777,
+	"Mode of anonymous uploads with chown_uploads (no set-id bits).")
 
 /* --- Data connections --- */
 CFG_BOOL(pasv_enable, 1,

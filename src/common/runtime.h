@@ -27,6 +27,8 @@ struct tw_runtime {
 	uid_t ftp_uid;
 	gid_t ftp_gid;
 	char ftp_home[4096];
+	/* chown_username's uid, looked up at start when chown_uploads. */
+	uid_t chown_uid;
 	/* isolate_network in effect: the shared empty namespace, else -1. */
 	int netns_fd;
 	/* isolate in effect (the kernel allows PID and IPC namespaces). */

@@ -31,6 +31,8 @@ def pytest_sessionstart(session):
             problems.append("%s missing (apt-get install libpam-wrapper libnss-wrapper)" % lib)
     if not os.path.exists(twhelpers.PAM_MATRIX):
         problems.append("pam_matrix.so missing (apt-get install libpam-wrapper)")
+    if not os.path.exists(twhelpers.PAM_PWDFILE):
+        problems.append("pam_pwdfile.so missing (apt-get install libpam-pwdfile)")
     if problems:
         # Not a skip: a missing prerequisite is a failure of the run.
         raise pytest.UsageError("e2e prerequisites: " + "; ".join(problems))

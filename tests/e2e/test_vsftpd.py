@@ -196,7 +196,7 @@ def test_check_accepts_inert_vsftpd_settings(tmp_path):
     conf.write_text("listen=YES\nlocal_enable=NO\nnopriv_user=nobody\n"
                     "secure_chroot_dir=%s\nlog_file=%s/log\n"
                     "tcp_wrappers=NO\none_process_model=NO\nasync_abor_enable=YES\n"
-                    "utf8_filesystem=YES\nsetproctitle_enable=YES\nchown_uploads=NO\n"
+                    "utf8_filesystem=YES\nsetproctitle_enable=YES\nsession_support=NO\n"
                     "trans_chunk_size=0\nanon_max_rate=0\nssl_enable=NO\n" % (tmp_path, tmp_path))
     os.chmod(str(tmp_path), 0o755)
     r, out, err = _check(str(conf))

@@ -32,6 +32,8 @@ TWINFTPD = os.environ.get("TWINFTPD") or os.path.join(REPO, "build", "twinftpd")
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 PAM_MATRIX = os.path.join(LIBDIR, "pam_wrapper", "pam_matrix.so")
+# A real PAM module for virtual users (tests/e2e/test_vusers.py).
+PAM_PWDFILE = os.path.join(LIBDIR, "security", "pam_pwdfile.so")
 # ASan cannot run libpam under pam_wrapper (it dlopens it with RTLD_DEEPBIND,
 # which the sanitizer runtime refuses). With TW_E2E_PAM=etc (set by
 # tests/run.sh for the sanitizer build) the per-test PAM service file, the

@@ -106,7 +106,14 @@ walk_schema(struct ipc_msg *m)
 		break;
 	case IPC_PORT20_CONNECT:
 	case IPC_LOGIN_RESULT:
+	case IPC_CHOWN_RESULT:
 		ok = walk_u32(m, &v, &re) == IPC_OK;
+		break;
+	case IPC_XFERLOG:	/* u32 flags, bytes high, bytes low, ms; str path */
+		ok = 1;
+		for (int i = 0; ok && i < 4; i++)
+			ok = walk_u32(m, &v, &re) == IPC_OK;
+		ok = ok && walk_str(m, IPC_MAX_XFERPATH, &re) == IPC_OK;
 		break;
 	case IPC_SANDBOX_VIOLATION:	/* u32 syscall, u32 role */
 		ok = walk_u32(m, &v, &re) == IPC_OK &&
@@ -122,6 +129,8 @@ walk_schema(struct ipc_msg *m)
 	case IPC_CLIENT_FD:
 	case IPC_CLIENT_ACK:
 	case IPC_PROXY_OK:
+	case IPC_TLS_ON:
+	case IPC_CHOWN_UPLOAD:
 		ok = 1;	/* no fields */
 		break;
 	case IPC_FD_RESULT:

@@ -285,11 +285,13 @@ test_names(void)
 
 	REJECTED("dsa_cert_file=/etc/x.pem",
 	    "option 'dsa_cert_file' is a vsftpd option that twinftpd does not support");
-	REJECTED("guest_enable=YES",
-	    "option 'guest_enable' is a vsftpd option that twinftpd does not support");
+	/* Built now: taken. */
+	CHECK_INT(apply(&c, "guest_enable=YES", err, sizeof(err)), 0);
+	CHECK_INT(c.guest_enable, 1);
 	REJECTED("ptrace_sandbox=YES", "vsftpd option that twinftpd does not support");
 	REJECTED("tcp_wrappers=YES", "only tcp_wrappers=NO, which changes nothing");
-	REJECTED("chown_uploads=YES", "'chown_uploads=YES' would change");
+	CHECK_INT(apply(&c, "chown_uploads=YES", err, sizeof(err)), 0);
+	REJECTED("chown_upload_mode=4755", "at most 0777");
 	/* Built now: taken as the filter it is. */
 	CHECK_INT(apply(&c, "deny_file={*.mp3,.private}", err, sizeof(err)), 0);
 	CHECK_STR(c.deny_file, "{*.mp3,.private}");
@@ -810,6 +812,83 @@ test_all_problems(void)
 	CHECK(strstr(reported, "anon_root' must be an absolute path") != NULL);
 }
 
+/*
+ * A per-user file (user_config_dir): per-session options are applied,
+ * the others skipped with a note, an error counted; the file must be
+ * root's and not writable by others.
+ */
+static void
+test_user_file(void)
+{
+	static const char text[] =
+	    "write_enable=NO\n"
+	    "local_root=/srv/ftp/alice\n"
+	    "listen_port=2121\n"
+	    "pam_service_name=other\n"
+	    "local_max_rate=1000\n"
+	    "tcp_wrappers=NO\n";
+	struct tw_config c;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/alice", tmpdir);
+	write_file(path, text, sizeof(text) - 1);
+	CHECK_INT(chmod(path, 0644), 0);
+	config_init_defaults(&c);
+	c.write_enable = 1;
+	reported[0] = '\0';
+	if (geteuid() == 0) {
+		CHECK_INT(config_load_user_file_all(&c, path, collect, NULL), 0);
+		CHECK_INT(c.write_enable, 0);
+		CHECK_STR(c.local_root, "/srv/ftp/alice");
+		CHECK_INT((int)c.local_max_rate, 1000);
+		/* Not per session: untouched, each named in a note. */
+		CHECK_INT((int)c.listen_port, 21);
+		CHECK_STR(c.pam_service_name, "twinftpd");
+		CHECK(strstr(reported, "N:") != NULL &&
+		      strstr(reported, ":3: option 'listen_port' ignored") != NULL);
+		CHECK(strstr(reported, ":4: option 'pam_service_name' ignored") != NULL);
+		CHECK(strstr(reported, "E:") == NULL);
+		/* Writable by others: refused whole. */
+		CHECK_INT(chmod(path, 0646), 0);
+		config_init_defaults(&c);
+		reported[0] = '\0';
+		CHECK_INT(config_load_user_file_all(&c, path, collect, NULL), 1);
+		CHECK(strstr(reported, "writable by others") != NULL);
+		CHECK_INT(c.write_enable, 0);
+		CHECK_STR(c.local_root, "");
+		/* An unknown option is an error, as in the main file. */
+		write_file(path, "write_enable=YES\nwrite_enabel=NO\n", 33);
+		CHECK_INT(chmod(path, 0600), 0);
+		reported[0] = '\0';
+		CHECK_INT(config_load_user_file_all(&c, path, collect, NULL), 1);
+		CHECK(strstr(reported, ":2: unknown option 'write_enabel'") != NULL);
+	} else {
+		/* Not root's: refused whole, nothing applied. */
+		CHECK_INT(config_load_user_file_all(&c, path, collect, NULL), 1);
+		CHECK(strstr(reported, "not owned by root") != NULL);
+		CHECK_INT(c.write_enable, 1);
+	}
+	unlink(path);
+	CHECK(config_is_per_session("write_enable"));
+	CHECK(config_is_per_session("local_root"));
+	CHECK(!config_is_per_session("listen"));
+	CHECK(!config_is_per_session("user_config_dir"));
+	CHECK(!config_is_per_session("guest_enable"));
+	CHECK(!config_is_per_session("chown_uploads"));
+	CHECK(!config_is_per_session("no_such_option"));
+	/* The record a spare gets is checked field by field. */
+	config_init_defaults(&c);
+	CHECK_INT(config_record_check(&c), 0);
+	c.write_enable = 2;
+	CHECK_INT(config_record_check(&c), -1);
+	config_init_defaults(&c);
+	c.local_umask = 01000;
+	CHECK_INT(config_record_check(&c), -1);
+	config_init_defaults(&c);
+	memset(c.local_root, 'x', sizeof(c.local_root));
+	CHECK_INT(config_record_check(&c), -1);
+}
+
 int
 main(void)
 {
@@ -826,6 +905,7 @@ main(void)
 	test_names();
 	test_file();
 	test_all_problems();
+	test_user_file();
 	test_check();
 	test_print();
 	test_print_man();

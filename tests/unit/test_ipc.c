@@ -1204,6 +1204,16 @@ test_auth_user_check(void)
 	good_user(&u);
 	u.ngroups = AUTH_MAX_GROUPS;
 	CHECK_INT(auth_user_check(&u), 0);
+	good_user(&u);
+	u.guest = 1;
+	u.own_config = 1;
+	CHECK_INT(auth_user_check(&u), 0);
+	good_user(&u);
+	u.guest = 2;
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	u.own_config = -1;
+	CHECK_INT(auth_user_check(&u), -1);
 
 	good_user(&u);
 	u.uid = 0;

@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -551,17 +552,24 @@ direct_no_answer(struct direct *d)
 	return none;
 }
 
-/* The LOGIN_RESULT the monitor sent, or -1 when it sent none. */
+/* The one-u32 answer of type the monitor sent, or -1 when none or malformed. */
 static long
-direct_login_result(struct direct *d)
+direct_u32_answer(struct direct *d, enum ipc_type type)
 {
 	struct ipc_msg r;
 	uint32_t result;
 
-	if (direct_answer(d, &r) != 0 || r.type != IPC_LOGIN_RESULT ||
+	if (direct_answer(d, &r) != 0 || r.type != type ||
 	    ipc_get_u32(&r, &result) != 0 || ipc_get_end(&r) != 0)
 		return -1;
 	return result;
+}
+
+/* The LOGIN_RESULT the monitor sent, or -1 when it sent none. */
+static long
+direct_login_result(struct direct *d)
+{
+	return direct_u32_answer(d, IPC_LOGIN_RESULT);
 }
 
 /*
@@ -667,6 +675,15 @@ build_request(struct ipc_msg *m, uint16_t type)
 		ipc_put_u32(m, 10);
 		ipc_put_str(m, "/f", 2);
 		break;
+	case IPC_CHOWN_UPLOAD:
+		/* Its schema's descriptor comes with it. */
+		m->fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (m->fd < 0)
+			abort();
+		break;
+	case IPC_CHOWN_RESULT:
+		ipc_put_u32(m, 0);
+		break;
 	default:
 		break;	/* no payload: NONE, PASV_LISTEN, CLIENT_ACK, unknown */
 	}
@@ -692,6 +709,7 @@ expect_permitted(uint16_t type, enum monitor_state state)
 	case IPC_PASV_LISTEN:
 	case IPC_PORT_CONNECT:
 	case IPC_XFERLOG:
+	case IPC_CHOWN_UPLOAD:
 		return state == MONITOR_POSTLOGIN;
 	default:
 		return 0;
@@ -749,6 +767,11 @@ check_permitted(struct direct *d, uint16_t type, int verdict)
 		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
 		expect_log("PROXY_CLIENT request on a connection from an untrusted source");
 		break;
+	case IPC_CHOWN_UPLOAD:
+		/* The tests' cfg has no chown_uploads. */
+		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+		expect_log("CHOWN_UPLOAD request without chown_uploads");
+		break;
 	default:
 		CHECK(0);
 	}
@@ -767,11 +790,12 @@ check_refused(struct direct *d, uint16_t type, enum monitor_state state, int ver
 	CHECK(direct_no_answer(d));
 	for (t = 0; t < IPC_TYPE_COUNT; t++)
 		CHECK_INT(d->mon.granted[t], 0);
-	if (fd >= 0) {
-		snprintf(want, sizeof(want), "request %s with a descriptor",
-			 ipc_schemas[type].name);
+	if (fd >= 0)
 		/* The monitor closed it. */
 		CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
+	if (fd >= 0 && type != IPC_CHOWN_UPLOAD) {
+		snprintf(want, sizeof(want), "request %s with a descriptor",
+			 ipc_schemas[type].name);
 	} else {
 		snprintf(want, sizeof(want), "unpermitted request %s in state %s",
 			 type < IPC_TYPE_COUNT ? ipc_schemas[type].name : "?",
@@ -1359,7 +1383,7 @@ test_empty_and_short(void)
 	expect_log("shorter than its header");
 }
 
-/* No request of the worker's carries a descriptor. */
+/* Only a request whose schema names a descriptor (CHOWN_UPLOAD) carries one. */
 static void
 test_unexpected_fd(void)
 {
@@ -1470,7 +1494,7 @@ static void
 test_xferlog(void)
 {
 	struct tw_config saved = cfg;
-	char path[] = "/tmp/test_monitor_xfer.XXXXXX", line[1024];
+	char path[] = "/tmp/test_monitor_xfer.XXXXXX", line[1024], guest_line[1024] = "";
 	struct direct d;
 	struct ipc_msg m;
 	int fd, fields = 0;
@@ -1501,15 +1525,23 @@ test_xferlog(void)
 	snprintf(d.mon.login_name, sizeof(d.mon.login_name), "alice");
 	build_xferlog(&m, IPC_XFER_OK | IPC_XFER_UPLOAD, "/up/a b\tc", 0);
 	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	/* A guest (guest_enable) is named by its login name, access mode g. */
+	d.mon.login_guest = 1;
+	d.mon.login_anonymous = 1;
+	snprintf(d.mon.login_name, sizeof(d.mon.login_name), "virt1");
+	build_xferlog(&m, IPC_XFER_OK, "/d", 0);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
 	direct_close(&d);
 	log_to_sink(capture_log);
 	cfg = saved;
 
 	f = fopen(path, "r");
 	CHECK(f != NULL && fgets(line, sizeof(line), f) != NULL);
+	CHECK(f != NULL && fgets(guest_line, sizeof(guest_line), f) != NULL);
 	if (f != NULL)
 		fclose(f);
 	unlink(path);
+	CHECK(strstr(guest_line, " /d b _ o g virt1 ftp 0 * c\n") != NULL);
 	CHECK(strstr(line, " 2 127.0.0.1 4294967301 /up/a_b_c b _ i r alice ftp 0 * c\n")
 	      != NULL);
 	for (p = strtok_r(line, " \n", &save); p != NULL; p = strtok_r(NULL, " \n", &save))
@@ -1671,6 +1703,172 @@ test_login_limits(void)
 	tw_rt = saved_rt;
 }
 
+/* The CHOWN_RESULT the monitor sent, or -1 when none or malformed. */
+static long
+direct_chown_result(struct direct *d)
+{
+	return direct_u32_answer(d, IPC_CHOWN_RESULT);
+}
+
+/* A CHOWN_UPLOAD of fd (the monitor closes its copy, not ours). */
+static void
+build_chown(struct ipc_msg *m, int fd)
+{
+	ipc_init(m, IPC_CHOWN_UPLOAD);
+	m->fd = dup(fd);
+	if (m->fd < 0)
+		abort();
+}
+
+/* A fresh file in dir, as an upload creates it: its descriptor, flags given. */
+static int
+new_file(const char *dir, const char *name, int flags, char *path, size_t pathsz)
+{
+	int fd;
+
+	snprintf(path, pathsz, "%s/%s", dir, name);
+	fd = open(path, flags | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		perror(path);
+		exit(2);
+	}
+	return fd;
+}
+
+/* fd's descriptor is still open in this process, and the monitor closed its own. */
+static void
+expect_chown_refused(struct ipc_msg *m, int fd)
+{
+	struct direct d;
+	struct stat st;
+
+	direct_open(&d, MONITOR_POSTLOGIN);
+	d.mon.login_anonymous = 1;
+	d.mon.login_uid = getuid();
+	CHECK_INT(direct_dispatch(&d, m), MONITOR_CONTINUE);
+	CHECK_INT(direct_chown_result(&d), EPERM);
+	expect_log("refused a CHOWN_UPLOAD of a descriptor that is not a new upload");
+	CHECK(fstat(fd, &st) == 0 && (st.st_mode & 07777) != 0640);
+	direct_close(&d);
+}
+
+/*
+ * chown_uploads: the monitor gives a new, empty file of the session's
+ * own uid, open for writing, to chown_username with chown_upload_mode;
+ * any other descriptor is refused (EPERM), and a request out of its
+ * state (no chown_uploads, a session without anonymous privileges,
+ * before the login, malformed) ends the session. Without root the
+ * chown is to our own uid: the mode shows it was done.
+ */
+static void
+test_chown_upload(void)
+{
+	struct tw_config saved = cfg;
+	struct tw_runtime saved_rt = tw_rt;
+	char dir[] = "/tmp/test_monitor_chown.XXXXXX", path[256], link2[300];
+	uid_t target = geteuid() == 0 ? 65534 : getuid();
+	struct direct d;
+	struct ipc_msg m;
+	struct stat st;
+	int fd, ro, dfd, sv[2];
+
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	cfg.chown_uploads = 1;
+	cfg.chown_upload_mode = 0640;
+	tw_rt.chown_uid = target;
+
+	/* A fresh upload: given away, with the mode, the group untouched. */
+	fd = new_file(dir, "up", O_WRONLY, path, sizeof(path));
+	direct_open(&d, MONITOR_POSTLOGIN);
+	d.mon.login_anonymous = 1;
+	d.mon.login_uid = getuid();
+	build_chown(&m, fd);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	CHECK_INT(direct_chown_result(&d), 0);
+	CHECK_INT(m.fd, -1);
+	CHECK(fstat(fd, &st) == 0 && st.st_uid == target && (st.st_mode & 07777) == 0640 &&
+	      st.st_gid == getgid());
+	/* The uploader still writes through its descriptor. */
+	CHECK(write(fd, "x", 1) == 1);
+	/* As often as uploads come (no count). */
+	CHECK_INT(d.mon.granted[IPC_CHOWN_UPLOAD], 1);
+	direct_close(&d);
+	close(fd);
+	unlink(path);
+
+	/* Open read-only: not the upload's own descriptor. */
+	fd = new_file(dir, "ro", O_WRONLY, path, sizeof(path));
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	build_chown(&m, ro);
+	expect_chown_refused(&m, ro);
+	close(ro);
+	/* Not empty: a file written before, not a new upload. */
+	CHECK(write(fd, "data", 4) == 4);
+	build_chown(&m, fd);
+	expect_chown_refused(&m, fd);
+	close(fd);
+	unlink(path);
+	/* A second name: it may be someone's file under another path. */
+	fd = new_file(dir, "linked", O_WRONLY, path, sizeof(path));
+	snprintf(link2, sizeof(link2), "%s.2", path);
+	CHECK_INT(link(path, link2), 0);
+	build_chown(&m, fd);
+	expect_chown_refused(&m, fd);
+	unlink(link2);
+	/* Another uid's file (root can make one). */
+	if (geteuid() == 0) {
+		CHECK_INT(fchown(fd, 12345, (gid_t)-1), 0);
+		build_chown(&m, fd);
+		expect_chown_refused(&m, fd);
+	}
+	close(fd);
+	unlink(path);
+	/* A directory and a socket: not regular files. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	build_chown(&m, dfd);
+	expect_chown_refused(&m, dfd);
+	close(dfd);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		abort();
+	build_chown(&m, sv[0]);
+	expect_chown_refused(&m, sv[0]);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* Out of its state: the session ends, the descriptor closed, nothing changed. */
+	fd = new_file(dir, "state", O_WRONLY, path, sizeof(path));
+	build_chown(&m, fd);
+	expect_session_ends(&m, "CHOWN_UPLOAD request of a session without anonymous privileges");
+	CHECK_INT(m.fd, -1);
+	cfg.chown_uploads = 0;
+	build_chown(&m, fd);
+	expect_session_ends(&m, "CHOWN_UPLOAD request without chown_uploads");
+	cfg.chown_uploads = 1;
+	direct_open(&d, MONITOR_PRELOGIN);
+	build_chown(&m, fd);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("unpermitted request CHOWN_UPLOAD in state pre-login");
+	CHECK_INT(m.fd, -1);
+	CHECK(direct_no_answer(&d));
+	direct_close(&d);
+	build_chown(&m, fd);
+	ipc_put_u32(&m, 0);
+	direct_open(&d, MONITOR_POSTLOGIN);
+	d.mon.login_anonymous = 1;
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("malformed CHOWN_UPLOAD request");
+	direct_close(&d);
+	CHECK(fstat(fd, &st) == 0 && st.st_uid == getuid() && (st.st_mode & 07777) == 0644);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+	cfg = saved;
+	tw_rt = saved_rt;
+}
+
 int
 main(void)
 {
@@ -1704,6 +1902,7 @@ main(void)
 	test_oversize_strings();
 	test_log_flood();
 	test_xferlog();
+	test_chown_upload();
 	test_login_limits();
 	test_proxy_client();
 	return check_summary();
