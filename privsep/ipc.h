@@ -53,6 +53,9 @@ enum ipc_type {
 	IPC_SANDBOX_VIOLATION,	/* u32 syscall number (IPC_SYSCALL_UNKNOWN: none), u32 enum sandbox_role */
 	/* post-login worker -> monitor: a transfer ended, for the transfer logs */
 	IPC_XFERLOG,		/* u32 flags (IPC_XFER_*), u32 bytes high, u32 bytes low, u32 ms, str path */
+	/* pre-login worker -> monitor, at USER with userlist_enable: may this
+	 * name go on to PASS? Answered with IPC_LOGIN_RESULT. */
+	IPC_USER_CHECK,		/* str user */
 	IPC_TYPE_COUNT
 };
 
@@ -73,6 +76,7 @@ enum ipc_login_result {
 	IPC_LOGIN_OK = 0,
 	IPC_LOGIN_FAIL = 1,	/* wrong user or password: 530, may retry */
 	IPC_LOGIN_CLOSE = 2,	/* too many failures: close the session */
+	IPC_LOGIN_BROKEN = 3,	/* USER_CHECK: the list cannot be read: 421, close */
 };
 
 /* IPC_LOGIN's flags: what the pre-login worker's session had agreed. */

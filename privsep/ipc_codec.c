@@ -28,6 +28,7 @@ const struct ipc_schema ipc_schemas[IPC_TYPE_COUNT] = {
 	[IPC_TLS_ON] = { "TLS_ON", IPC_FD_NEVER, 0 },
 	[IPC_SANDBOX_VIOLATION] = { "SANDBOX_VIOLATION", IPC_FD_NEVER, 4 + 4 },
 	[IPC_XFERLOG] = { "XFERLOG", IPC_FD_NEVER, 4 * 4 + 4 + IPC_MAX_XFERPATH },
+	[IPC_USER_CHECK] = { "USER_CHECK", IPC_FD_NEVER, 4 + IPC_MAX_USER },
 };
 
 /* Every schema must fit the transport; checked where the table is. */

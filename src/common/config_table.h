@@ -62,15 +62,15 @@ CFG_BOOL(chroot_local_user, 0,
 CFG_BOOL(chroot_list_enable, 0,
 	"Use chroot_list_file: with chroot_local_user=NO it names the users who are chrooted, with YES the users who are not.")
 CFG_STR(chroot_list_file, "/etc/twinftpd.chroot_list",
-	"File with one user name per line, read by the session monitor at login.")
+	"File with one user name per line, read at each login. A file that cannot be read refuses the login (the log names the file), as vsftpd does, rather than leaving the user's jail undecided. vsftpd's default is /etc/vsftpd.chroot_list (/etc/vsftpd/chroot_list on Red Hat): with chroot_list_enable and this option left at its default, -t and the start warn when such a file exists.")
 CFG_BOOL(allow_writeable_chroot, 0,
 	"Allow a chroot directory that the user can write to. Off by default because a writable root lets a user plant files that libraries look up by absolute path.")
 CFG_BOOL(userlist_enable, 0,
-	"Check userlist_file at USER time.")
+	"Check the name given to USER against userlist_file, which the session monitor reads at each USER: a refused name gets \"530 Permission denied.\" before any password is asked for, counts as a failed login (max_login_fails), and is checked again at the login. A file that cannot be read refuses every login, whatever userlist_deny says (421, and the session is closed; vsftpd answers \"500 OOPS: cannot read user list file\"); -t reports it. Anonymous names (anonymous, ftp) are looked up too.")
 CFG_BOOL(userlist_deny, 1,
 	"With userlist_enable: YES denies the users in the list, NO allows only them.")
 CFG_STR(userlist_file, "/etc/twinftpd.user_list",
-	"File with one user name per line for userlist_enable.")
+	"File with one user name per line for userlist_enable ('#' starts a comment line). vsftpd's default is /etc/vsftpd.user_list (/etc/vsftpd/user_list on Red Hat): with userlist_enable and this option left at its default, -t and the start warn when such a file exists, naming the line that keeps using it.")
 CFG_UINT(delay_failed_login, 1, 0, 60,
 	"Seconds to wait before answering a failed login.")
 CFG_UINT(max_login_fails, 3, 1, 100,

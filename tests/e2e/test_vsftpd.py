@@ -33,21 +33,10 @@ WORLD = ("listen_port", "background", "anon_root", "ftp_username", "nopriv_user"
          "local_umask")
 
 
-def _check(path, *extra):
-    r = subprocess.run([TWINFTPD, "-t", *extra, path], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=20, stdin=subprocess.DEVNULL)
-    return r, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+_check = twhelpers.check_config
 
 
-def _listening_tcp6(port):
-    """Whether a socket listens on [::]:port (from /proc, no connection)."""
-    with open("/proc/net/tcp6") as f:
-        next(f)
-        for line in f:
-            parts = line.split()
-            if parts[3] == "0A" and parts[1] == "%s:%04X" % ("0" * 32, port):
-                return True
-    return False
+_listening_tcp6 = twhelpers.port_listening6
 
 
 def _start_with_file(srv, text, ready):
@@ -59,18 +48,7 @@ def _start_with_file(srv, text, ready):
             for k in WORLD:
                 f.write("%s=%s\n" % (k, twhelpers._yesno(srv.opts[k])))
     srv.write_config = write
-    srv.write_config()
-    srv.started = time.time()
-    srv._out = open(srv.stdout_path, "wb")
-    srv._err = open(srv.stderr_path, "wb")
-    argv = [sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, TWINFTPD, srv.conf_path]
-    srv.proc = subprocess.Popen(argv, env=srv.env(), stdin=subprocess.DEVNULL,
-                                stdout=srv._out, stderr=srv._err, close_fds=True)
-    deadline = time.monotonic() + 10
-    while not ready():
-        assert srv.proc.poll() is None, "daemon exited:\n" + srv.diagnostics()
-        assert time.monotonic() < deadline, "daemon not ready:\n" + srv.diagnostics()
-        time.sleep(0.02)
+    srv.start(ready)
 
 
 def _ftp(host, port, user="alice", af=socket.AF_INET):
@@ -331,11 +309,7 @@ def test_user_sub_token_and_missing_local_root(make_server):
     data, _, _ = retr(f, "RETR mine.txt")
     assert data == b"alice's root\n"
     f.quit()
-    f = srv.connect()
-    with pytest.raises(ftplib.error_perm) as e:
-        f.login("bob", PASSWORDS["bob"])
-    assert str(e.value).startswith("530"), e.value
-    f.close()
+    twhelpers.login_refused(srv, "bob")
     srv.wait_log(r"login of bob refused: its directory %s/bob: No such file"
                  % re.escape(base))
     assert 'OK LOGIN: Client "127.0.0.1", user "bob"' not in srv.log_text()
@@ -499,3 +473,64 @@ def test_anon_world_readable_only(make_server):
         retr(f, "RETR pub/closed.txt")
     assert str(e.value).startswith("550")
     f.quit()
+
+
+# ------------------------------------------------------------ user lists
+
+@pytest.mark.parametrize("deny", [True, False])
+def test_unreadable_userlist_refuses_everyone(make_server, deny):
+    """A userlist_file that cannot be read refuses every login at USER and
+    closes (vsftpd: "500 OOPS: cannot read user list file"), in deny mode
+    too: an empty list there would let root in. -t names it; the log says
+    why. Once the file is there, logins work again without a restart."""
+    srv = make_server(start=False)
+    ulist = os.path.join(srv.etc, "user_list")
+    srv.opts.update({"userlist_enable": True, "userlist_deny": deny, "userlist_file": ulist})
+    srv.write_config()
+    r, _, err = _check(srv.conf_path)
+    assert r.returncode == 1 and "userlist_file: file %s: No such file" % ulist in err, err
+    srv.start()
+    for user in ("alice", "anonymous"):
+        c = srv.ctrl()
+        rc_, lines = c.cmd("USER " + user)
+        assert rc_ == 421, lines
+        assert c.closed_within(10)
+        c.close()
+    srv.wait_log(r"cannot read userlist_file %s: No such file or directory; every login "
+                 r"is refused" % re.escape(ulist))
+    assert "OK LOGIN" not in srv.log_text()
+    with open(ulist, "w") as fh:
+        fh.write("bob\n" if deny else "alice\n")
+    f = srv.ftp("alice")
+    assert code(f.sendcmd("NOOP")) == 200
+    f.quit()
+
+
+def test_userlist_refusals_count_as_failed_logins(make_server):
+    """Each name the list refuses is a failed login (as in vsftpd):
+    max_login_fails of them close the session."""
+    srv = make_server(start=False)
+    ulist = os.path.join(srv.etc, "user_list")
+    with open(ulist, "w") as fh:
+        fh.write("root\nbob\nftp\nanonymous\n")
+    srv.opts.update({"userlist_enable": True, "userlist_file": ulist, "max_login_fails": 2})
+    srv.start()
+    c = srv.ctrl()
+    assert c.cmd("USER anonymous")[0] == 530     # the list holds anonymous names too
+    rc_, lines = c.cmd("USER root")
+    assert rc_ == 530, lines
+    assert c.closed_within(10)
+    c.close()
+
+
+def test_unreadable_chroot_list_refuses_login(make_server):
+    """chroot_list_file that cannot be read: the login is refused and the log
+    says which file, rather than deciding the user's jail without it."""
+    srv = make_server(start=False)
+    clist = os.path.join(srv.etc, "chroot_list")
+    srv.opts.update({"chroot_local_user": False, "chroot_list_enable": True,
+                     "chroot_list_file": clist})
+    srv.start()
+    twhelpers.login_refused(srv, "alice")
+    srv.wait_log(r"login of alice refused: chroot_list_file %s: No such file"
+                 % re.escape(clist))

@@ -656,6 +656,9 @@ build_request(struct ipc_msg *m, uint16_t type)
 		ipc_put_u32(m, 10);
 		ipc_put_str(m, "/f", 2);
 		break;
+	case IPC_USER_CHECK:
+		ipc_put_str(m, "mallory", 7);
+		break;
 	default:
 		break;	/* no payload: NONE, PASV_LISTEN, CLIENT_ACK, unknown */
 	}
@@ -675,6 +678,7 @@ expect_permitted(uint16_t type, enum monitor_state state)
 	case IPC_SANDBOX_VIOLATION:
 		return 1;
 	case IPC_TLS_ON:
+	case IPC_USER_CHECK:
 		return state == MONITOR_PRELOGIN;
 	case IPC_PORT20_CONNECT:
 	case IPC_PASV_LISTEN:
@@ -713,6 +717,11 @@ check_permitted(struct direct *d, uint16_t type, int verdict)
 		/* The tests' cfg has no ssl_enable: a worker that claims TLS lies. */
 		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
 		expect_log("TLS_ON request without ssl_enable");
+		break;
+	case IPC_USER_CHECK:
+		/* Nor userlist_enable: only a hostile worker asks. */
+		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+		expect_log("USER_CHECK request without userlist_enable");
 		break;
 	case IPC_PORT20_CONNECT:
 		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
