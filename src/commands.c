@@ -449,12 +449,13 @@ dir_message_seen(struct session *s, const struct stat *dir)
 
 /*
  * dirmessage_enable: message_file of the directory just entered, as
- * "250-" lines before the 250, once per directory and session (vsftpd).
- * The file is the user's or an uploader's text: control bytes become
- * '?', so it cannot end the reply early or forge another.
+ * "250-" lines before the 250 (or "230-" before the login's 230), once
+ * per directory and session (vsftpd). The file is the user's or an
+ * uploader's text: control bytes become '?', so it cannot end the reply
+ * early or forge another.
  */
-static void
-show_dir_message(struct session *s)
+void
+cmd_dir_message(struct session *s, int code)
 {
 	char buf[DIR_MESSAGE_MAX + 1];
 	struct stat dir, st;
@@ -472,7 +473,7 @@ show_dir_message(struct session *s)
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
-	ctrl_reply_text(&s->ctrl, 250, buf);
+	ctrl_reply_text(&s->ctrl, code, buf);
 }
 
 static void
@@ -484,7 +485,7 @@ cmd_cwd(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 550, "Failed to change directory.");
 		return;
 	}
-	show_dir_message(s);
+	cmd_dir_message(s, 250);
 	ctrl_reply(&s->ctrl, 250, "Directory successfully changed.");
 }
 

@@ -162,7 +162,6 @@ static const struct {
 	{ "force_dot_files", 'b', "NO", NULL },
 	{ "delete_failed_uploads", 'b', "NO", NULL },
 	{ "text_userdb_names", 'b', "NO", NULL },
-	{ "ls_recurse_enable", 'b', "NO", NULL },
 	{ "chown_uploads", 'b', "NO", NULL },
 	{ "guest_enable", 'b', "NO", NULL },
 	{ "virtual_use_local_privs", 'b', "NO", NULL },

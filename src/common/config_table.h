@@ -76,7 +76,7 @@ CFG_UINT(delay_failed_login, 1, 0, 60,
 CFG_UINT(max_login_fails, 3, 1, 100,
 	"Failed logins after which the session is closed.")
 CFG_BOOL(dirmessage_enable, 0,
-	"On entering a directory (CWD, CDUP), show its message_file, if it has one, as the first lines of the 250 reply; once per directory and session, at most 4000 bytes, control characters shown as '?'.")
+	"On entering a directory (CWD, CDUP), show its message_file, if it has one, as the first lines of the 250 reply, and the start directory's as the first lines of the login's 230 (as vsftpd); once per directory and session, at most 4000 bytes, control characters shown as '?'.")
 CFG_STR(message_file, ".message",
 	"Name of the file dirmessage_enable shows, looked up in the directory entered.")
 CFG_STR(banner_file, "",
@@ -115,6 +115,8 @@ CFG_STR(cmds_denied, "",
 	"After login, these commands (a comma-separated list such as DELE,RMD) get 550. Applied after cmds_allowed.")
 CFG_BOOL(dirlist_enable, 1,
 	"Allow LIST, NLST, MLSD and STAT with a path.")
+CFG_BOOL(ls_recurse_enable, 0,
+	"Let LIST, NLST and STAT take ls's -R option: the directory, then each subdirectory under a \"path:\" line, as vsftpd lists them (symbolic links to directories are not followed; hide_file, deny_file and -a apply in every directory). A recursive listing of a large tree is work a client asks for with a few bytes, so it is bounded: 32 levels below the directory named, 50000 entries and 30 seconds in all; a listing that reaches a bound stops there, is answered 451 (STAT: its 213 says so) and logged. Without this option -R is ignored, as in vsftpd.")
 CFG_BOOL(download_enable, 1,
 	"Allow RETR.")
 CFG_BOOL(ascii_upload_enable, 0,

@@ -292,6 +292,22 @@ def test_dirmessage_shown_once_per_directory(make_server):
     c.close()
 
 
+def test_dirmessage_at_login(make_server):
+    """vsftpd shows the start directory's message with the login's 230;
+    it counts as seen there."""
+    srv = make_server({"dirmessage_enable": True})
+    srv.put(".message", b"Welcome, alice.\nQuota: 1 GB\n")
+    srv.mkdir("sub")
+    c = srv.ctrl()
+    assert c.cmd("USER alice")[0] == 331
+    rc_, lines = c.cmd("PASS " + PASSWORDS["alice"])
+    assert rc_ == 230, lines
+    assert lines == [b"230-Welcome, alice.", b"230-Quota: 1 GB", b"230 Login successful."], lines
+    assert c.cmd("CWD sub")[1] == [b"250 Directory successfully changed."]
+    assert c.cmd("CWD /")[1] == [b"250 Directory successfully changed."]
+    c.close()
+
+
 def test_user_sub_token_and_missing_local_root(make_server):
     """local_root=/.../$USER with user_sub_token=$USER: each user's own
     directory; a user whose directory is missing is refused with 530 and
@@ -534,3 +550,88 @@ def test_unreadable_chroot_list_refuses_login(make_server):
     twhelpers.login_refused(srv, "alice")
     srv.wait_log(r"login of alice refused: chroot_list_file %s: No such file"
                  % re.escape(clist))
+
+
+# ------------------------------------------------------------ ls -R
+
+def _tree(srv):
+    for d in ("a", "a/b", "a/b/c", ".hid", "secret", "z"):
+        srv.mkdir(d)
+    for f in ("top.txt", "a/one.txt", "a/b/two.txt", "a/b/c/three.txt", ".hid/h.txt",
+              "secret/s.txt", "z/last.txt"):
+        srv.put(f, b"x")
+    os.symlink("a", srv.path("link-to-a"))      # a loop's way in: not followed
+
+
+def test_ls_recurse(make_server):
+    """ls_recurse_enable=YES: LIST -R and NLST -R list each subdirectory under
+    a "path:" line after a blank one, as vsftpd; links are not followed, dot
+    directories only with -a, deny_file's directories not entered."""
+    srv = make_server({"ls_recurse_enable": True, "deny_file": "{secret}"})
+    _tree(srv)
+    f = srv.ftp("alice")
+    data, _, final = retr(f, "NLST -R")
+    assert final.startswith("226"), final
+    assert data.decode().split("\r\n") == [
+        ".:", "a", "link-to-a", "secret", "top.txt", "z", "",
+        "./a:", "b", "one.txt", "",
+        "./a/b:", "c", "two.txt", "",
+        "./a/b/c:", "three.txt", "",
+        "./z:", "last.txt", ""], data
+    data, _, _ = retr(f, "LIST -aR a")
+    lines = data.decode().split("\r\n")
+    assert lines[0] == "a:" and "a/b:" in lines and "a/b/c:" in lines, lines
+    uid = twhelpers.USERS["alice"]
+    assert re.match(r"^drwxr-xr-x +3 %d +%d +\d+ .* b$" % (uid, uid), lines[1]), lines
+    assert re.match(r"^-rw-r--r-- +1 %d +%d +1 .* one\.txt$" % (uid, uid), lines[2]), lines
+    data, _, _ = retr(f, "LIST -aR")
+    assert "./.hid:" in data.decode() and "./link-to-a:" not in data.decode(), data
+    # STAT -R over the control connection.
+    c = srv.ctrl()
+    c.login("alice", PASSWORDS["alice"])
+    rc_, lines = c.cmd("STAT -R a/b")
+    assert rc_ == 213 and lines[-1] == b"213 End of status", lines
+    assert any(l.strip() == b"a/b/c:" for l in lines), lines
+    c.close()
+    f.quit()
+
+
+def test_ls_recurse_off_ignores_R(make_server):
+    srv = make_server()
+    _tree(srv)
+    f = srv.ftp("alice")
+    plain, _, _ = retr(f, "NLST")
+    rec, _, _ = retr(f, "NLST -R")
+    assert plain == rec and b"one.txt" not in rec, rec
+    f.quit()
+
+
+def test_ls_recurse_bounded(make_server):
+    """A recursive listing stops at 32 levels and at 50000 entries, answers
+    451 (the listing so far came through) and logs it."""
+    srv = make_server({"ls_recurse_enable": True})
+    deep = srv.home("alice")
+    for i in range(40):
+        deep = os.path.join(deep, "d%d" % i)
+        os.mkdir(deep)
+    f = srv.ftp("alice")
+
+    def cut_listing(cmd):
+        conn, _ = twhelpers.open_data(f, cmd)
+        data = twhelpers.recv_all(conn)
+        conn.close()
+        with pytest.raises(ftplib.error_temp) as e:
+            f.voidresp()
+        assert str(e.value).startswith("451 Recursive listing stopped"), e.value
+        return data.decode().split("\r\n")
+
+    heads = [n for n in cut_listing("NLST -R d0") if n.endswith(":")]
+    # d0 and 32 levels below it, nothing deeper.
+    assert len(heads) == 33 and heads[-1] == "/".join("d%d" % i for i in range(33)) + ":"
+    srv.wait_log(r"recursive listing of d0 stopped at its bound")
+    many = srv.mkdir("many")
+    for i in range(50010):
+        open(os.path.join(many, "f%05d" % i), "wb").close()
+    names = cut_listing("NLST -R many")
+    assert names[0] == "many:" and len([n for n in names if n.startswith("f")]) == 50000
+    f.quit()

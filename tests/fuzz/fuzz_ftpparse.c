@@ -126,10 +126,10 @@ fuzz_paths(const char *s, size_t n)
 static void
 fuzz_list_args(const char *s, size_t n)
 {
-	int hidden = -1;
-	const char *rest = ftp_list_args(s, &hidden);
+	unsigned flags = 99;
+	const char *rest = ftp_list_args(s, &flags);
 
-	check(hidden == 0 || hidden == 1);
+	check((flags & ~(FTP_LIST_ALL | FTP_LIST_RECURSIVE)) == 0);
 	check(rest >= s && rest <= s + n);
 	check(*rest != '-' && *rest != ' ' && *rest != '\t');
 }

@@ -369,30 +369,34 @@ test_name_creatable(void)
 static void
 test_list_args(void)
 {
-	int hidden = -1;
+	unsigned flags = 99;
 
-	CHECK_STR(ftp_list_args("", &hidden), "");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args(NULL, &hidden), "");
-	CHECK_STR(ftp_list_args("dir", &hidden), "dir");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args("-la", &hidden), "");
-	CHECK_INT(hidden, 1);
-	CHECK_STR(ftp_list_args("-l", &hidden), "");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args("-l -a dir", &hidden), "dir");
-	CHECK_INT(hidden, 1);
-	CHECK_STR(ftp_list_args("-A  sub dir", &hidden), "sub dir");
-	CHECK_INT(hidden, 1);
-	CHECK_STR(ftp_list_args("  -l\tdir ", &hidden), "dir ");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args("-lR /x/-y", &hidden), "/x/-y");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args("-foo", &hidden), "");	/* vsftpd does so */
-	CHECK_STR(ftp_list_args("./-foo", &hidden), "./-foo");
-	CHECK_STR(ftp_list_args("-", &hidden), "");
-	CHECK_STR(ftp_list_args("dir -a", &hidden), "dir -a");
-	CHECK_INT(hidden, 0);
+	CHECK_STR(ftp_list_args("", &flags), "");
+	CHECK_INT(flags, 0);
+	CHECK_STR(ftp_list_args(NULL, &flags), "");
+	CHECK_STR(ftp_list_args("dir", &flags), "dir");
+	CHECK_INT(flags, 0);
+	CHECK_STR(ftp_list_args("-la", &flags), "");
+	CHECK_INT(flags, FTP_LIST_ALL);
+	CHECK_STR(ftp_list_args("-l", &flags), "");
+	CHECK_INT(flags, 0);
+	CHECK_STR(ftp_list_args("-l -a dir", &flags), "dir");
+	CHECK_INT(flags, FTP_LIST_ALL);
+	CHECK_STR(ftp_list_args("-A  sub dir", &flags), "sub dir");
+	CHECK_INT(flags, FTP_LIST_ALL);
+	CHECK_STR(ftp_list_args("  -l\tdir ", &flags), "dir ");
+	CHECK_INT(flags, 0);
+	CHECK_STR(ftp_list_args("-lR /x/-y", &flags), "/x/-y");
+	CHECK_INT(flags, FTP_LIST_RECURSIVE);
+	CHECK_STR(ftp_list_args("-R -a", &flags), "");
+	CHECK_INT(flags, FTP_LIST_ALL | FTP_LIST_RECURSIVE);
+	CHECK_STR(ftp_list_args("-r", &flags), "");	/* reverse order: ignored */
+	CHECK_INT(flags, 0);
+	CHECK_STR(ftp_list_args("-foo", &flags), "");	/* vsftpd does so */
+	CHECK_STR(ftp_list_args("./-foo", &flags), "./-foo");
+	CHECK_STR(ftp_list_args("-", &flags), "");
+	CHECK_STR(ftp_list_args("dir -aR", &flags), "dir -aR");
+	CHECK_INT(flags, 0);
 }
 
 int
