@@ -369,34 +369,35 @@ test_name_creatable(void)
 static void
 test_list_args(void)
 {
+	static const struct {
+		const char *arg, *path;
+		unsigned flags;
+	} cases[] = {
+		{ "", "", 0 },
+		{ "dir", "dir", 0 },
+		{ "-la", "", FTP_LIST_ALL },
+		{ "-l", "", 0 },
+		{ "-l -a dir", "dir", FTP_LIST_ALL },
+		{ "-A  sub dir", "sub dir", FTP_LIST_ALL },
+		{ "  -l\tdir ", "dir ", 0 },
+		{ "-lR /x/-y", "/x/-y", FTP_LIST_RECURSIVE },
+		{ "-R -a", "", FTP_LIST_ALL | FTP_LIST_RECURSIVE },
+		{ "-r", "", 0 },		/* reverse order: ignored */
+		{ "-foo", "", 0 },		/* vsftpd does so */
+		{ "./-foo", "./-foo", 0 },
+		{ "-", "", 0 },
+		{ "dir -aR", "dir -aR", 0 },	/* options only before the path */
+	};
 	unsigned flags = 99;
+	size_t i;
 
-	CHECK_STR(ftp_list_args("", &flags), "");
-	CHECK_INT(flags, 0);
 	CHECK_STR(ftp_list_args(NULL, &flags), "");
-	CHECK_STR(ftp_list_args("dir", &flags), "dir");
 	CHECK_INT(flags, 0);
-	CHECK_STR(ftp_list_args("-la", &flags), "");
-	CHECK_INT(flags, FTP_LIST_ALL);
-	CHECK_STR(ftp_list_args("-l", &flags), "");
-	CHECK_INT(flags, 0);
-	CHECK_STR(ftp_list_args("-l -a dir", &flags), "dir");
-	CHECK_INT(flags, FTP_LIST_ALL);
-	CHECK_STR(ftp_list_args("-A  sub dir", &flags), "sub dir");
-	CHECK_INT(flags, FTP_LIST_ALL);
-	CHECK_STR(ftp_list_args("  -l\tdir ", &flags), "dir ");
-	CHECK_INT(flags, 0);
-	CHECK_STR(ftp_list_args("-lR /x/-y", &flags), "/x/-y");
-	CHECK_INT(flags, FTP_LIST_RECURSIVE);
-	CHECK_STR(ftp_list_args("-R -a", &flags), "");
-	CHECK_INT(flags, FTP_LIST_ALL | FTP_LIST_RECURSIVE);
-	CHECK_STR(ftp_list_args("-r", &flags), "");	/* reverse order: ignored */
-	CHECK_INT(flags, 0);
-	CHECK_STR(ftp_list_args("-foo", &flags), "");	/* vsftpd does so */
-	CHECK_STR(ftp_list_args("./-foo", &flags), "./-foo");
-	CHECK_STR(ftp_list_args("-", &flags), "");
-	CHECK_STR(ftp_list_args("dir -aR", &flags), "dir -aR");
-	CHECK_INT(flags, 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		flags = 99;
+		CHECK_STR(ftp_list_args(cases[i].arg, &flags), cases[i].path);
+		CHECK_INT(flags, cases[i].flags);
+	}
 }
 
 int
