@@ -15,6 +15,7 @@
 
 #include "src/common/config.h"
 #include "src/common/monotime.h"
+#include "src/common/runtime.h"
 #include "src/data.h"
 #include "src/proto/ftpparse.h"
 #include "src/proto/listing.h"
@@ -328,6 +329,7 @@ list_job_init(struct list_job *job, const struct session *s, enum list_mode mode
 	job->hide_file = s->cfg->hide_file;
 	job->deny_file = s->cfg->deny_file;
 	job->lo.hide_ids = s->cfg->hide_ids;
+	job->lo.id_name = s->cfg->text_userdb_names ? tw_rt_id_name : NULL;
 	job->lo.use_localtime = s->cfg->use_localtime;
 	job->lo.now = time(NULL);	/* the wall clock: ls -l's "recent file" rule */
 }

@@ -161,7 +161,6 @@ static const struct {
 	{ "secure_email_list_enable", 'b', "NO", NULL },
 	{ "force_dot_files", 'b', "NO", NULL },
 	{ "delete_failed_uploads", 'b', "NO", NULL },
-	{ "text_userdb_names", 'b', "NO", NULL },
 	{ "chown_uploads", 'b', "NO", NULL },
 	{ "guest_enable", 'b', "NO", NULL },
 	{ "virtual_use_local_privs", 'b', "NO", NULL },

@@ -129,6 +129,8 @@ CFG_STR(deny_file, "",
 	"Names no command may touch, in hide_file's syntax: a command whose path has any component (other than . and ..) matching a pattern, such as RETR, STOR, DELE, RNFR, RNTO, MKD, RMD, CWD, SIZE, MDTM, MLST, LIST or SITE CHMOD, gets 550 (\"Permission denied.\"), so a denied directory denies everything under it; STOU passes over the names it would pick that are denied. The names are matched as the client wrote them, not the file they lead to: a symbolic link with another name is not denied (as in vsftpd). Denied names still appear in listings unless hide_file hides them too. Empty: nothing denied.")
 CFG_BOOL(hide_ids, 0,
 	"Show every owner and group in listings as \"ftp\".")
+CFG_BOOL(text_userdb_names, 0,
+	"Show owners and groups in LIST and STAT listings by name instead of by number (the default, as in vsftpd, where names cost a lookup per line). The names come from the user database as the listener enumerates it at start and at each reload (getpwent, getgrent: at most 4096 users and 4096 groups; a directory service that does not enumerate gives none), since a session process is chrooted and cannot ask it; an id without a name there, and a name longer than 32 bytes or holding a blank, stays a number. hide_ids wins.")
 CFG_BOOL(use_localtime, 0,
 	"Show times in listings and MDTM in local time rather than UTC.")
 

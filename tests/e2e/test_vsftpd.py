@@ -635,3 +635,40 @@ def test_ls_recurse_bounded(make_server):
     names = cut_listing("NLST -R many")
     assert names[0] == "many:" and len([n for n in names if n.startswith("f")]) == 50000
     f.quit()
+
+
+# ------------------------------------------------------------ text_userdb_names
+
+def test_text_userdb_names(make_server):
+    """text_userdb_names=YES: owners and groups by name in a chrooted
+    session (the listener's table, inherited: the session cannot read the
+    user database), numbers for ids the database lacks; a user added later
+    is named after a reload. The default (NO) shows numbers, as vsftpd."""
+    from test_reload import reload_and_wait
+    srv = make_server({"text_userdb_names": True, "prefork_sessions": 2})
+    srv.put("mine.txt", b"m")
+    os.chown(srv.put("orphan.txt", b"o"), 4242, 4242)
+    os.chown(srv.put("later.txt", b"l"), 60200, 60200)
+
+    def listing():
+        f = srv.ftp("alice")
+        data, _, _ = retr(f, "LIST")
+        f.quit()
+        return data
+
+    data = listing()
+    assert re.search(rb"\n-rw-r--r-- +1 alice +alice +1 .* mine\.txt\r", b"\n" + data), data
+    assert re.search(rb" 4242 +4242 +1 .* orphan\.txt", data), data
+    assert re.search(rb" 60200 +60200 +1 .* later\.txt", data), data
+    with open(srv.passwd_path, "a") as fh:
+        fh.write("carol:x:60200:60200:carol:/nonexistent:/bin/sh\n")
+    with open(srv.group_path, "a") as fh:
+        fh.write("carols:x:60200:\n")
+    # nss_wrapper re-reads a file whose mtime changed, in whole seconds.
+    later = time.time() + 5
+    for p in (srv.passwd_path, srv.group_path):
+        os.utime(p, (later, later))
+    assert "reload done" in reload_and_wait(srv)
+    data = listing()
+    assert re.search(rb" carol +carols +1 .* later\.txt", data), data
+    assert re.search(rb" alice +alice +1 .* mine\.txt", data), data
