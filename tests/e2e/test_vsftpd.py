@@ -331,6 +331,21 @@ def test_user_sub_token_and_missing_local_root(make_server):
     assert 'OK LOGIN: Client "127.0.0.1", user "bob"' not in srv.log_text()
 
 
+def test_missing_anon_root_refused_with_reason(make_server):
+    """An anon_root gone after the start: the anonymous login gets 530 and
+    the log names the directory (not OK LOGIN and a dropped connection)."""
+    srv = make_server()
+    gone = srv.anon_root + "-gone"
+    os.rename(srv.anon_root, gone)
+    try:
+        twhelpers.login_refused(srv, "anonymous", "guest@example.org")
+        srv.wait_log(r"login of anonymous refused: its directory %s: No such file"
+                     % re.escape(srv.anon_root))
+        assert "OK LOGIN" not in srv.log_text()
+    finally:
+        os.rename(gone, srv.anon_root)
+
+
 XFERLOG_RE = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
                         r" [ \d]\d \d\d:\d\d:\d\d \d{4} (\d+) (\S+) (\d+) (\S+) ([ab]) ([CUT_]+)"
                         r" ([oid]) ([agr]) (\S+) (\S+) ([01]) (\S+) ([ci])$")

@@ -121,11 +121,11 @@ def test_rhel_local_users_chroot(make_server):
     assert " alice ftp 0 * c" in lines[1] and "/up.bin" in lines[1], lines
 
 
-def test_rhel_file_relies_on_vsftpd_list_name(tmp_path):
+def test_rhel_file_relies_on_vsftpd_list_name(make_server, tmp_path):
     """RHEL's file turns userlist_enable on and names no file: vsftpd reads
-    /etc/vsftpd/user_list. -t says twinftpd's file is another and how to
-    keep vsftpd's, and twinftpd's missing list is a problem (logins would
-    all be refused), not an empty list that lets root in."""
+    /etc/vsftpd/user_list. -t and the start's log say twinftpd's file is
+    another and how to keep vsftpd's, and twinftpd's missing list refuses
+    every login (421 at USER), not an empty list that lets root in."""
     made_dir = not os.path.exists("/etc/vsftpd")
     rhel_list = "/etc/vsftpd/user_list"
     made_file = not os.path.exists(rhel_list)
@@ -142,9 +142,15 @@ def test_rhel_file_relies_on_vsftpd_list_name(tmp_path):
         assert "userlist_file: file /etc/twinftpd.user_list: No such file" in err, err
         if os.path.exists("/etc/twinftpd.user_list"):
             pytest.fail("this machine has /etc/twinftpd.user_list: the test needs it absent")
-        assert ("warning: userlist_file is twinftpd's /etc/twinftpd.user_list, not "
-                "vsftpd's %s (which exists): to keep using that list, set "
-                "userlist_file=%s" % (rhel_list, rhel_list)) in err, err
+        warning = ("userlist_file is twinftpd's /etc/twinftpd.user_list, not "
+                   "vsftpd's %s (which exists): to keep using that list, set "
+                   "userlist_file=%s" % (rhel_list, rhel_list))
+        assert "warning: " + warning in err, err
+        srv = make_server({"userlist_enable": True})
+        srv.wait_log(re.escape(warning))
+        c = srv.ctrl()
+        assert c.cmd("USER root")[0] == 421
+        c.close()
     finally:
         if made_file:
             os.unlink(rhel_list)
