@@ -319,6 +319,9 @@ monitor_handle_user_check(struct monitor *mon, struct ipc_msg *m)
 		return monitor_abort(mon, "malformed USER_CHECK request");
 	if (!mon->cfg->userlist_enable)
 		return monitor_abort(mon, "USER_CHECK request without userlist_enable");
+	/* The worker ends the session at CLOSE: only a hostile one asks on. */
+	if (mon->login_fails >= mon->cfg->max_login_fails)
+		return monitor_abort(mon, "USER_CHECK request after max_login_fails");
 	allowed = auth_userlist_allows(mon->cfg, user);
 	if (allowed > 0)
 		return monitor_reply_u32(mon, IPC_LOGIN_RESULT, IPC_LOGIN_OK, -1);
