@@ -242,17 +242,17 @@ static void
 emit_dir(struct list_out *o, const struct list_job *job, const char *dir, unsigned depth)
 {
 	DIR *d = opendir(dir);
-	char **names, path[PATH_MAX], head[PATH_MAX + 1];
+	char **names, path[PATH_MAX];
 	size_t n, i;
 	int in_cwd = strcmp(dir, ".") == 0;
 
 	if (d == NULL)
 		return;
 	if (job->recursive) {
-		int hl = snprintf(head, sizeof(head), "%s:", dir);
+		int hl = snprintf(path, sizeof(path), "%s:", dir);
 
-		if (hl > 0 && (size_t)hl < sizeof(head))
-			out_line(o, head, (size_t)hl);
+		if (hl > 0 && (size_t)hl < sizeof(path))
+			out_line(o, path, (size_t)hl);
 	}
 	if (job->mode == LISTMODE_MLSD) {
 		struct stat st;
@@ -397,6 +397,9 @@ list_emit(struct list_out *o, const struct list_job *job, const char *path, int 
 	out_flush(o);
 	free(o->buf);
 	o->buf = NULL;
+	/* A deep walk dirtied up to ~8 KB of stack per level: give it back. */
+	if (job->recursive)
+		tw_stack_trim();
 }
 
 void
