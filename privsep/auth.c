@@ -38,7 +38,7 @@ auth_name_in_file(const char *file, const char *name)
 
 	f = fopen(file, "re");
 	if (f == NULL)
-		return 0;
+		return -1;
 	while (!found && fgets(line, sizeof(line), f) != NULL) {
 		size_t n = strlen(line);
 
@@ -54,6 +54,23 @@ auth_name_in_file(const char *file, const char *name)
 	}
 	fclose(f);
 	return found;
+}
+
+int
+auth_userlist_allows(const struct tw_config *cfg, const char *user)
+{
+	int listed = auth_name_in_file(cfg->userlist_file, user);
+
+	if (listed < 0) {
+		tw_log(TW_LOG_ERR, "cannot read userlist_file %s: %s; every login is refused "
+		       "until it can be", cfg->userlist_file, strerror(errno));
+		return -1;
+	}
+	if (listed == cfg->userlist_deny) {
+		tw_log(TW_LOG_INFO, "user %s refused by userlist_file", user);
+		return 0;
+	}
+	return 1;
 }
 
 struct pam_conv_data {
@@ -292,8 +309,18 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind 
 			return -1;
 		root = dir;
 		chrooted = cfg->chroot_local_user;
-		if (cfg->chroot_list_enable && auth_name_in_file(cfg->chroot_list_file, u->name))
-			chrooted = !chrooted;
+		if (cfg->chroot_list_enable) {
+			int listed = auth_name_in_file(cfg->chroot_list_file, u->name);
+
+			/* Unread, the list could leave a user unjailed: refused. */
+			if (listed < 0) {
+				tw_log(TW_LOG_ERR, "login of %s refused: chroot_list_file %s: %s",
+				       u->name, cfg->chroot_list_file, strerror(errno));
+				return -1;
+			}
+			if (listed)
+				chrooted = !chrooted;
+		}
 		if (u->anonymous) {
 			chrooted = 1;
 			u->ngroups = 0;
@@ -448,13 +475,12 @@ auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 	memset(u, 0, sizeof(*u));
 	if (tw_strlcpy(u->name, user, sizeof(u->name)) != 0 || user[0] == '\0')
 		return AUTH_DENIED;
+	/* The worker asked at USER already; it is not trusted with it. */
 	if (cfg->userlist_enable) {
-		int listed = auth_name_in_file(cfg->userlist_file, user);
+		int allowed = auth_userlist_allows(cfg, user);
 
-		if (listed == cfg->userlist_deny) {
-			tw_log(TW_LOG_INFO, "user %s refused by userlist_file", user);
-			return AUTH_DENIED;
-		}
+		if (allowed <= 0)
+			return allowed < 0 ? AUTH_UNAVAILABLE : AUTH_DENIED;
 	}
 	if (anonymous) {
 		struct passwd ftp;

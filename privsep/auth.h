@@ -87,9 +87,17 @@ int auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 int auth_user_config(const struct tw_config *cfg, const char *user, struct tw_config *out);
 
 /*
- * Whether name is listed in file (one name per line, '#' comments).
- * A missing file lists nobody.
+ * Whether name is listed in file (one name per line, '#' comments):
+ * 1 or 0, or -1 (errno set) when the file cannot be read, which each
+ * caller treats as a refusal: vsftpd too refuses every login then.
  */
 int auth_name_in_file(const char *file, const char *name);
+
+/*
+ * userlist_enable's verdict on user, logged when it refuses: 1 allowed,
+ * 0 refused by the list, -1 the list cannot be read (every login is
+ * refused, in userlist_deny mode too, as in vsftpd).
+ */
+int auth_userlist_allows(const struct tw_config *cfg, const char *user);
 
 #endif

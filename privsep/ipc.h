@@ -63,6 +63,9 @@ enum ipc_type {
 	IPC_CHOWN_UPLOAD,	/* no payload; fd: the new file, open for writing */
 	/* monitor -> worker: the answer to IPC_CHOWN_UPLOAD */
 	IPC_CHOWN_RESULT,	/* u32 errno (0 = done) */
+	/* pre-login worker -> monitor, at USER with userlist_enable: may this
+	 * name go on to PASS? Answered with IPC_LOGIN_RESULT. */
+	IPC_USER_CHECK,		/* str user */
 	IPC_TYPE_COUNT
 };
 
@@ -83,6 +86,7 @@ enum ipc_login_result {
 	IPC_LOGIN_OK = 0,
 	IPC_LOGIN_FAIL = 1,	/* wrong user or password: 530, may retry */
 	IPC_LOGIN_CLOSE = 2,	/* too many failures: close the session */
+	IPC_LOGIN_BROKEN = 3,	/* USER_CHECK: the list cannot be read: 421, close */
 };
 
 /* IPC_LOGIN's flags: what the pre-login worker's session had agreed. */

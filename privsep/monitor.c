@@ -55,6 +55,7 @@ static int monitor_handle_tls_on(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_xferlog(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_proxy_client(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_chown_upload(struct monitor *mon, struct ipc_msg *m);
+static int monitor_handle_user_check(struct monitor *mon, struct ipc_msg *m);
 
 /* How many times a request may be granted in one session. */
 enum permit_count {
@@ -77,6 +78,8 @@ static const struct permit {
 	{ IPC_LOG, MONITOR_PRELOGIN | MONITOR_POSTLOGIN, PERMIT_ANY, monitor_handle_log },
 	/* AUTH TLS or implicit FTPS: once, and only with ssl_enable. */
 	{ IPC_TLS_ON, MONITOR_PRELOGIN, PERMIT_ONCE, monitor_handle_tls_on },
+	/* userlist_enable at USER; each refusal is a failed login. */
+	{ IPC_USER_CHECK, MONITOR_PRELOGIN, PERMIT_ANY, monitor_handle_user_check },
 	/* From a dying worker; the session ends with the worker's death. */
 	{ IPC_SANDBOX_VIOLATION, MONITOR_PRELOGIN | MONITOR_POSTLOGIN, PERMIT_ONCE,
 	  monitor_handle_violation },
@@ -328,6 +331,41 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	 * outcome: the last one closes, counted or not. */
 	return monitor_reply_u32(mon, IPC_LOGIN_RESULT,
 				 mon->granted[IPC_LOGIN] >= mon->cfg->max_login_fails
+				 ? IPC_LOGIN_CLOSE : IPC_LOGIN_FAIL, -1);
+}
+
+/*
+ * userlist_enable refuses at USER, before the password crosses the wire
+ * (vsftpd's "530 Permission denied."); LOGIN checks the list again. A
+ * refusal counts as a failed login, as in vsftpd, so max_login_fails
+ * refusals close the session; a list that cannot be read refuses every
+ * login and closes (vsftpd: "500 OOPS: cannot read user list file").
+ */
+static int
+monitor_handle_user_check(struct monitor *mon, struct ipc_msg *m)
+{
+	char user[IPC_MAX_USER + 1];
+	size_t ulen;
+	int allowed;
+
+	if (ipc_get_str(m, user, sizeof(user), IPC_MAX_USER, &ulen) != 0 ||
+	    ipc_get_end(m) != 0 || ulen == 0)
+		return monitor_abort(mon, "malformed USER_CHECK request");
+	if (!mon->cfg->userlist_enable)
+		return monitor_abort(mon, "USER_CHECK request without userlist_enable");
+	/* The worker ends the session at CLOSE: only a hostile one asks on. */
+	if (mon->login_fails >= mon->cfg->max_login_fails)
+		return monitor_abort(mon, "USER_CHECK request after max_login_fails");
+	allowed = auth_userlist_allows(mon->cfg, user);
+	if (allowed > 0)
+		return monitor_reply_u32(mon, IPC_LOGIN_RESULT, IPC_LOGIN_OK, -1);
+	if (allowed < 0)
+		return monitor_reply_u32(mon, IPC_LOGIN_RESULT, IPC_LOGIN_BROKEN, -1);
+	mon->login_fails++;
+	if (mon->cfg->delay_failed_login)
+		sleep(mon->cfg->delay_failed_login);
+	return monitor_reply_u32(mon, IPC_LOGIN_RESULT,
+				 mon->login_fails >= mon->cfg->max_login_fails
 				 ? IPC_LOGIN_CLOSE : IPC_LOGIN_FAIL, -1);
 }
 

@@ -166,6 +166,42 @@ login_pass(struct session *s, char *arg)
 	ctrl_reply(&s->ctrl, 530, "Login incorrect.");
 }
 
+/*
+ * userlist_enable: the monitor reads the list (this process cannot) and
+ * says whether the name may go on to PASS, so a refused user never sends
+ * a password. Returns 1 to go on; else it replied (or ended the session).
+ */
+static int
+login_userlist_ok(struct session *s, const char *user)
+{
+	struct ipc_msg m;
+	uint32_t result;
+
+	if (!s->cfg->userlist_enable)
+		return 1;
+	ipc_init(&m, IPC_USER_CHECK);
+	ipc_put_str(&m, user, strlen(user));
+	if (ipc_send(s->ipc_fd, &m) != 0)
+		die("monitor gone");
+	if (ipc_recv(s->ipc_fd, &m) != 0 || m.type != IPC_LOGIN_RESULT || m.fd >= 0 ||
+	    ipc_get_u32(&m, &result) != 0 || ipc_get_end(&m) != 0)
+		die("bad reply from monitor");
+	switch (result) {
+	case IPC_LOGIN_OK:
+		return 1;
+	case IPC_LOGIN_FAIL:
+		ctrl_reply(&s->ctrl, 530, "Permission denied.");
+		return 0;
+	case IPC_LOGIN_CLOSE:
+		worker_exit_reply(s, 530, "Permission denied.");
+		break;
+	default:
+		worker_exit_reply(s, 421, "Service not available: the user list cannot be read.");
+		break;
+	}
+	return 0;
+}
+
 static void
 login_user(struct session *s, char *arg)
 {
@@ -173,7 +209,11 @@ login_user(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 501, "Bad user name.");
 		return;
 	}
+	/* A refused USER forgets the name an earlier USER gave. */
+	s->user[0] = '\0';
 	if (!login_tls_ok(s, s->cfg->anonymous_enable && auth_is_anonymous_name(arg)))
+		return;
+	if (!login_userlist_ok(s, arg))
 		return;
 	tw_strlcpy(s->user, arg, sizeof(s->user));
 	if (s->cfg->anonymous_enable && s->cfg->no_anon_password &&
@@ -409,12 +449,13 @@ dir_message_seen(struct session *s, const struct stat *dir)
 
 /*
  * dirmessage_enable: message_file of the directory just entered, as
- * "250-" lines before the 250, once per directory and session (vsftpd).
- * The file is the user's or an uploader's text: control bytes become
- * '?', so it cannot end the reply early or forge another.
+ * "250-" lines before the 250 (or "230-" before the login's 230), once
+ * per directory and session (vsftpd). The file is the user's or an
+ * uploader's text: control bytes become '?', so it cannot end the reply
+ * early or forge another.
  */
-static void
-show_dir_message(struct session *s)
+void
+cmd_dir_message(struct session *s, int code)
 {
 	char buf[DIR_MESSAGE_MAX + 1];
 	struct stat dir, st;
@@ -432,7 +473,7 @@ show_dir_message(struct session *s)
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
-	ctrl_reply_text(&s->ctrl, 250, buf);
+	ctrl_reply_text(&s->ctrl, code, buf);
 }
 
 static void
@@ -444,7 +485,7 @@ cmd_cwd(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 550, "Failed to change directory.");
 		return;
 	}
-	show_dir_message(s);
+	cmd_dir_message(s, 250);
 	ctrl_reply(&s->ctrl, 250, "Directory successfully changed.");
 }
 

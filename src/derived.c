@@ -3,11 +3,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/capability.h>
 #include <netdb.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -193,6 +196,89 @@ resolve_pasv_address(const struct tw_config *cfg, struct tw_runtime *rt, char *e
 	return 0;
 }
 
+/*
+ * text_userdb_names: a session process cannot ask the user database (it
+ * is chrooted and sandboxed, and NSS modules may talk to the network),
+ * so the listener reads every name it can enumerate, at start and at each
+ * reload, and each session inherits the table by fork. At most this many
+ * users and as many groups; ids beyond stay numbers.
+ */
+#define IDNAMES_MAX 4096
+
+static int
+cmp_idname(const void *a, const void *b)
+{
+	unsigned x = ((const struct tw_idname *)a)->id, y = ((const struct tw_idname *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted by id, the first name of each id kept (as getpwuid finds it). */
+static size_t
+idnames_sort(struct tw_idname *t, size_t n)
+{
+	size_t i, out = 0;
+
+	qsort(t, n, sizeof(*t), cmp_idname);
+	for (i = 0; i < n; i++)
+		if (out == 0 || t[out - 1].id != t[i].id)
+			t[out++] = t[i];
+	return out;
+}
+
+/*
+ * One mapping of its own for both tables: pages no session writes, so
+ * they stay shared with the listener.
+ */
+static void
+build_id_names(const struct tw_config *cfg, struct tw_runtime *rt)
+{
+	static struct tw_idname *map;
+	const size_t bytes = 2 * IDNAMES_MAX * sizeof(struct tw_idname);
+	struct tw_idname *users, *groups;
+	struct passwd *pw;
+	struct group *gr;
+	size_t nu = 0, ng = 0;
+
+	rt->user_names = rt->group_names = NULL;
+	rt->n_user_names = rt->n_group_names = 0;
+	if (map != NULL) {
+		/* Sessions forked earlier keep their own copy of the mapping. */
+		(void)munmap(map, bytes);
+		map = NULL;
+	}
+	if (!cfg->text_userdb_names)
+		return;
+	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		map = NULL;
+		tw_log(TW_LOG_WARN, "text_userdb_names: no memory for the names: %s",
+		       strerror(errno));
+		return;
+	}
+	users = map;
+	groups = map + IDNAMES_MAX;
+	setpwent();
+	while (nu < IDNAMES_MAX && (pw = getpwent()) != NULL) {
+		users[nu].id = (unsigned)pw->pw_uid;
+		if (tw_strlcpy(users[nu].name, pw->pw_name, sizeof(users[nu].name)) == 0)
+			nu++;
+	}
+	endpwent();
+	setgrent();
+	while (ng < IDNAMES_MAX && (gr = getgrent()) != NULL) {
+		groups[ng].id = (unsigned)gr->gr_gid;
+		if (tw_strlcpy(groups[ng].name, gr->gr_name, sizeof(groups[ng].name)) == 0)
+			ng++;
+	}
+	endgrent();
+	rt->user_names = users;
+	rt->n_user_names = idnames_sort(users, nu);
+	rt->group_names = groups;
+	rt->n_group_names = idnames_sort(groups, ng);
+	(void)mprotect(map, bytes, PROT_READ);
+}
+
 int
 derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errlen)
 {
@@ -219,6 +305,8 @@ derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errl
 	 */
 	if (reloading && tls_init(cfg, err, errlen) != 0)
 		return -1;
+	/* After every step that may fail: a refused reload keeps the old names. */
+	build_id_names(cfg, &rt);
 	tw_rt = rt;
 	/* Only keeps modules mapped: a service that fails here fails at login. */
 	auth_preload(cfg);

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "src/common/config.h"
+#include "src/common/monotime.h"
+#include "src/common/runtime.h"
 #include "src/data.h"
 #include "src/proto/ftpparse.h"
 #include "src/proto/listing.h"
@@ -21,6 +23,14 @@
 #include "src/worker.h"
 
 #define LIST_MAX_ENTRIES (1u << 20)	/* bound on one directory listing */
+/*
+ * ls_recurse_enable: a few bytes of LIST -R at the top of a large tree
+ * ask for a walk of all of it (vsftpd's man page calls it a security
+ * risk for that reason): depth, entries and time are bounded.
+ */
+#define LIST_RECURSE_MAX_DEPTH 32
+#define LIST_RECURSE_MAX_ENTRIES 50000u
+#define LIST_RECURSE_MAX_MS (30 * 1000)
 #define LIST_NAMES_FIRST_CAP 256	/* names array before it grows */
 #define LIST_OUT_BUF (64 * 1024)	/* lines gathered per write */
 /* A LIST line: fields, the name and a symlink's target. */
@@ -41,13 +51,19 @@ struct list_out {
 	char *buf;
 	size_t len, cap;
 	enum xfer_status rc;	/* the first write failure ends the listing */
+	/* A recursive listing's progress against its bounds. */
+	unsigned entries;
+	long long deadline_ms;
+	int cut;		/* a bound was reached: the listing is incomplete */
 };
 
 /* What one listing shows, fixed by the command and its arguments. */
 struct list_job {
 	enum list_mode mode;
 	int show_dot_files;	/* MLSD always; LIST and NLST with -a */
+	int recursive;		/* -R with ls_recurse_enable */
 	const char *hide_file;	/* the names a directory's listing leaves out */
+	const char *deny_file;	/* the subdirectories -R does not enter */
 	int can_write;		/* for MLSD's perm fact */
 	struct list_opts lo;
 };
@@ -182,8 +198,48 @@ read_names(DIR *d, const struct list_job *job, char ***names_out)
 	return n;
 }
 
+/* Whether a recursive listing may go on; marks it cut when not. */
+static int
+walk_ok(struct list_out *o)
+{
+	if (o->cut)
+		return 0;
+	if (o->entries >= LIST_RECURSE_MAX_ENTRIES || tw_mono_ms() > o->deadline_ms)
+		o->cut = 1;
+	return !o->cut;
+}
+
+static void emit_dir(struct list_out *o, const struct list_job *job, const char *dir,
+		     unsigned depth);
+
+/*
+ * After a directory's entries, each real subdirectory (a symbolic link
+ * is not followed: no loops) under a blank line, as vsftpd does.
+ */
 static void
-emit_dir(struct list_out *o, const struct list_job *job, const char *dir)
+emit_subdirs(struct list_out *o, const struct list_job *job, const char *dir,
+	     char **names, size_t n, unsigned depth)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < n && o->rc == XFER_OK; i++) {
+		if (ftp_path_join(dir, names[i], path, sizeof(path)) < 0 ||
+		    lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+		    namefilter_match_name(job->deny_file, names[i], strlen(names[i])))
+			continue;
+		if (depth >= LIST_RECURSE_MAX_DEPTH || !walk_ok(o)) {
+			o->cut = 1;
+			return;
+		}
+		out_line(o, "", 0);
+		emit_dir(o, job, path, depth + 1);
+	}
+}
+
+static void
+emit_dir(struct list_out *o, const struct list_job *job, const char *dir, unsigned depth)
 {
 	DIR *d = opendir(dir);
 	char **names, path[PATH_MAX];
@@ -192,6 +248,12 @@ emit_dir(struct list_out *o, const struct list_job *job, const char *dir)
 
 	if (d == NULL)
 		return;
+	if (job->recursive) {
+		int hl = snprintf(path, sizeof(path), "%s:", dir);
+
+		if (hl > 0 && (size_t)hl < sizeof(path))
+			out_line(o, path, (size_t)hl);
+	}
 	if (job->mode == LISTMODE_MLSD) {
 		struct stat st;
 
@@ -201,11 +263,17 @@ emit_dir(struct list_out *o, const struct list_job *job, const char *dir)
 	n = read_names(d, job, &names);
 	closedir(d);
 	for (i = 0; i < n; i++) {
+		if (job->recursive && !walk_ok(o))
+			break;
 		if (o->rc == XFER_OK &&
 		    (in_cwd || ftp_path_join(dir, names[i], path, sizeof(path)) >= 0))
 			emit_entry(o, job, in_cwd ? names[i] : path, names[i]);
-		free(names[i]);
+		o->entries++;
 	}
+	if (job->recursive && !o->cut)
+		emit_subdirs(o, job, dir, names, n, depth);
+	for (i = 0; i < n; i++)
+		free(names[i]);
 	free(names);
 }
 
@@ -228,7 +296,11 @@ list_path(struct session *s, const char *arg, struct list_job *job, int missing_
 		path = arg;
 		job->show_dot_files = 1;
 	} else {
-		path = ftp_list_args(arg, &job->show_dot_files);
+		unsigned flags;
+
+		path = ftp_list_args(arg, &flags);
+		job->show_dot_files = (flags & FTP_LIST_ALL) != 0;
+		job->recursive = (flags & FTP_LIST_RECURSIVE) && s->cfg->ls_recurse_enable;
 	}
 	if (path[0] == '\0')
 		path = ".";
@@ -255,7 +327,9 @@ list_job_init(struct list_job *job, const struct session *s, enum list_mode mode
 	job->mode = mode;
 	job->can_write = s->cfg->write_enable && !s->anonymous;
 	job->hide_file = s->cfg->hide_file;
+	job->deny_file = s->cfg->deny_file;
 	job->lo.hide_ids = s->cfg->hide_ids;
+	job->lo.id_name = s->cfg->text_userdb_names ? tw_rt_id_name : NULL;
 	job->lo.use_localtime = s->cfg->use_localtime;
 	job->lo.now = time(NULL);	/* the wall clock: ls -l's "recent file" rule */
 }
@@ -274,6 +348,7 @@ list_out_init(struct list_out *o, struct session *s, enum list_dest dest)
 	o->dest = dest;
 	o->s = s;
 	o->cap = LIST_OUT_BUF;
+	o->deadline_ms = tw_mono_ms() + LIST_RECURSE_MAX_MS;
 	o->buf = malloc(o->cap);
 	if (o->buf == NULL) {
 		ctrl_reply(&s->ctrl, 451, "Out of memory.");
@@ -301,16 +376,30 @@ list_begin(struct session *s, const char *arg, enum list_mode mode, enum list_de
 	return path;
 }
 
+/* Whether a recursive listing stopped at a bound; logged once if so. */
+static int
+list_cut(struct session *s, const struct list_out *o, const char *path)
+{
+	if (!o->cut)
+		return 0;
+	worker_log(s, "recursive listing of %s stopped at its bound after %u entries", path,
+		   o->entries);
+	return 1;
+}
+
 static void
 list_emit(struct list_out *o, const struct list_job *job, const char *path, int is_dir)
 {
 	if (is_dir)
-		emit_dir(o, job, path);
+		emit_dir(o, job, path, 0);
 	else
 		emit_entry(o, job, path, path);
 	out_flush(o);
 	free(o->buf);
 	o->buf = NULL;
+	/* A deep walk dirtied up to ~8 KB of stack per level: give it back. */
+	if (job->recursive)
+		tw_stack_trim();
 }
 
 void
@@ -333,7 +422,13 @@ data_cmd_list(struct session *s, const char *arg, enum list_mode mode)
 	o.x = &x;
 	list_emit(&o, &job, path, is_dir);
 	o.rc = xfer_end(&x, o.rc);
-	xfer_reply(s, o.rc, "Directory send OK.");
+	if (o.rc == XFER_OK && list_cut(s, &o, path))
+		ctrl_reply(&s->ctrl, 451, "Recursive listing stopped at the server's bound "
+			   "(%d levels, %u entries, %d seconds); list the rest directory by "
+			   "directory.", LIST_RECURSE_MAX_DEPTH, LIST_RECURSE_MAX_ENTRIES,
+			   LIST_RECURSE_MAX_MS / 1000);
+	else
+		xfer_reply(s, o.rc, "Directory send OK.");
 }
 
 void
@@ -348,5 +443,9 @@ data_cmd_stat_list(struct session *s, const char *arg)
 		return;
 	ctrl_reply_cont(&s->ctrl, 213, "Status follows:");
 	list_emit(&o, &job, path, is_dir);
-	ctrl_reply(&s->ctrl, 213, "End of status");
+	if (list_cut(s, &o, path))
+		ctrl_reply(&s->ctrl, 213, "End of status (the recursive listing stopped at "
+			   "the server's bound)");
+	else
+		ctrl_reply(&s->ctrl, 213, "End of status");
 }

@@ -188,6 +188,17 @@ warn_stderr(const char *msg)
 	fprintf(stderr, "twinftpd: warning: %s\n", msg);
 }
 
+/* At start: the log, and stderr unless it may be the client (inetd). */
+static int warn_to_stderr;
+
+static void
+warn_log(const char *msg)
+{
+	tw_log(TW_LOG_WARN, "%s", msg);
+	if (warn_to_stderr)
+		warn_stderr(msg);
+}
+
 /* The file the cross-option checks name (they belong to no line). */
 static const char *check_origin;
 
@@ -267,8 +278,10 @@ main(int argc, char **argv)
 		errors++;
 	}
 	check_origin = NULL;
-	if (check_only)
+	if (check_only) {
 		errors += startcheck_report(&cfg, report_problem, NULL);
+		startcheck_vsftpd_files(&cfg, warn_stderr);
+	}
 	if (errors != 0) {
 		if (check_only)
 			fprintf(stderr, "twinftpd: %u problem%s found\n", errors,
@@ -288,6 +301,8 @@ main(int argc, char **argv)
 	/* In inetd mode stderr may be the client's connection. */
 	if (cfg.listen || cfg.listen_ipv6)
 		log_errors_to_stderr();
+	warn_to_stderr = cfg.listen || cfg.listen_ipv6;
+	startcheck_vsftpd_files(&cfg, warn_log);
 	check_file_limit();
 	setup_namespaces(&cfg);
 	/* Logged, and on stderr too in standalone mode (log_errors_to_stderr;

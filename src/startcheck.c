@@ -174,6 +174,40 @@ check_pasv_name(struct checker *ck, const char *name)
 		freeaddrinfo(res);
 }
 
+void
+startcheck_vsftpd_files(const struct tw_config *cfg, void (*warn)(const char *msg))
+{
+	/* vsftpd's upstream names, then those Red Hat's package compiles in. */
+	const struct {
+		const char *option;
+		int enabled;
+		const char *file, *ours, *vsftpd[2];
+	} lists[] = {
+		{ "userlist_file", cfg->userlist_enable, cfg->userlist_file,
+		  "/etc/twinftpd.user_list", { "/etc/vsftpd.user_list", "/etc/vsftpd/user_list" } },
+		{ "chroot_list_file", cfg->chroot_list_enable, cfg->chroot_list_file,
+		  "/etc/twinftpd.chroot_list",
+		  { "/etc/vsftpd.chroot_list", "/etc/vsftpd/chroot_list" } },
+	};
+	char msg[CONFIG_MAX_MSG];
+	size_t i, j;
+
+	for (i = 0; i < TW_ARRAY_LEN(lists); i++) {
+		if (!lists[i].enabled || strcmp(lists[i].file, lists[i].ours) != 0)
+			continue;
+		for (j = 0; j < TW_ARRAY_LEN(lists[i].vsftpd); j++) {
+			if (access(lists[i].vsftpd[j], F_OK) != 0)
+				continue;
+			(void)snprintf(msg, sizeof(msg), "%s is twinftpd's %s, not vsftpd's %s "
+				       "(which exists): to keep using that list, set %s=%s",
+				       lists[i].option, lists[i].file, lists[i].vsftpd[j],
+				       lists[i].option, lists[i].vsftpd[j]);
+			warn(msg);
+			break;
+		}
+	}
+}
+
 unsigned
 startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 {

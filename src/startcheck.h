@@ -12,4 +12,12 @@
 /* Reports each problem (CFG_ERROR) and note; returns the number of errors. */
 unsigned startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx);
 
+/*
+ * A vsftpd.conf that turns on userlist_enable or chroot_list_enable
+ * without naming the file relied on vsftpd's file name; twinftpd's
+ * default is another. Warns (through warn) for each such list whose
+ * vsftpd file exists, naming the line that keeps using it.
+ */
+void startcheck_vsftpd_files(const struct tw_config *cfg, void (*warn)(const char *msg));
+
 #endif

@@ -296,6 +296,7 @@ worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
 		worker_log(s, "refusing login of %s: writable chroot", s->user);
 		worker_exit_reply(s, 500, "OOPS: refusing to run with a writable root inside chroot().");
 	}
+	cmd_dir_message(s, 230);
 	ctrl_reply(&s->ctrl, 230, "Login successful.");
 	/* Credentials and sandbox set-up ran deeper than the loop will. */
 	tw_stack_trim();

@@ -202,6 +202,12 @@ int proxy_data_client(struct session *s, int fd, struct sockaddr_storage *peer);
 /* --- commands.c: the verb table --- */
 /* Handles one command line in the session's state (s->logged_in). */
 void cmd_dispatch(struct session *s, char *line);
+/*
+ * dirmessage_enable: the current directory's message_file as "code-"
+ * lines, once per directory and session; before the 230 of a login too,
+ * as vsftpd shows the start directory's message.
+ */
+void cmd_dir_message(struct session *s, int code);
 
 /*
  * testhooks.c: SITE TWTEST (test builds only). Returns 1 when it handled

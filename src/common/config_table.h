@@ -64,21 +64,21 @@ CFG_BOOL(chroot_local_user, 0,
 CFG_BOOL(chroot_list_enable, 0,
 	"Use chroot_list_file: with chroot_local_user=NO it names the users who are chrooted, with YES the users who are not.")
 CFG_STR(chroot_list_file, "/etc/twinftpd.chroot_list",
-	"File with one user name per line, read by the session monitor at login.")
+	"File with one user name per line, read at each login. A file that cannot be read refuses the login (the log names the file), as vsftpd does, rather than leaving the user's jail undecided. vsftpd's default is /etc/vsftpd.chroot_list (/etc/vsftpd/chroot_list on Red Hat): with chroot_list_enable and this option left at its default, -t and the start warn when such a file exists.")
 CFG_BOOL(allow_writeable_chroot, 0,
 	"Allow a chroot directory that the user can write to. Off by default because a writable root lets a user plant files that libraries look up by absolute path.")
 CFG_BOOL(userlist_enable, 0,
-	"Check userlist_file at USER time.")
+	"Check the name given to USER against userlist_file, which the session monitor reads at each USER: a refused name gets \"530 Permission denied.\" before any password is asked for, counts as a failed login (max_login_fails), and is checked again at the login. A file that cannot be read refuses every login, whatever userlist_deny says (421, and the session is closed; vsftpd answers \"500 OOPS: cannot read user list file\"); -t reports it. Anonymous names (anonymous, ftp) are looked up too.")
 CFG_BOOL(userlist_deny, 1,
 	"With userlist_enable: YES denies the users in the list, NO allows only them.")
 CFG_STR(userlist_file, "/etc/twinftpd.user_list",
-	"File with one user name per line for userlist_enable.")
+	"File with one user name per line for userlist_enable ('#' starts a comment line). vsftpd's default is /etc/vsftpd.user_list (/etc/vsftpd/user_list on Red Hat): with userlist_enable and this option left at its default, -t and the start warn when such a file exists, naming the line that keeps using it.")
 CFG_UINT(delay_failed_login, 1, 0, 60,
 	"Seconds to wait before answering a failed login.")
 CFG_UINT(max_login_fails, 3, 1, 100,
 	"Failed logins after which the session is closed.")
 CFG_BOOL(dirmessage_enable, 0,
-	"On entering a directory (CWD, CDUP), show its message_file, if it has one, as the first lines of the 250 reply; once per directory and session, at most 4000 bytes, control characters shown as '?'.")
+	"On entering a directory (CWD, CDUP), show its message_file, if it has one, as the first lines of the 250 reply, and the start directory's as the first lines of the login's 230 (as vsftpd); once per directory and session, at most 4000 bytes, control characters shown as '?'.")
 CFG_STR(message_file, ".message",
 	"Name of the file dirmessage_enable shows, looked up in the directory entered.")
 CFG_STR(banner_file, "",
@@ -125,6 +125,8 @@ CFG_STR(cmds_denied, "",
 	"After login, these commands (a comma-separated list such as DELE,RMD) get 550. Applied after cmds_allowed.")
 CFG_BOOL(dirlist_enable, 1,
 	"Allow LIST, NLST, MLSD and STAT with a path.")
+CFG_BOOL(ls_recurse_enable, 0,
+	"Let LIST, NLST and STAT take ls's -R option: the directory, then each subdirectory under a \"path:\" line, as vsftpd lists them (symbolic links to directories are not followed; hide_file, deny_file and -a apply in every directory). A recursive listing of a large tree is work a client asks for with a few bytes, so it is bounded: 32 levels below the directory named, 50000 entries and 30 seconds in all; a listing that reaches a bound stops there, is answered 451 (STAT: its 213 says so) and logged. Without this option -R is ignored, as in vsftpd.")
 CFG_BOOL(download_enable, 1,
 	"Allow RETR.")
 CFG_BOOL(ascii_upload_enable, 0,
@@ -137,6 +139,8 @@ CFG_STR(deny_file, "",
 	"Names no command may touch, in hide_file's syntax: a command whose path has any component (other than . and ..) matching a pattern, such as RETR, STOR, DELE, RNFR, RNTO, MKD, RMD, CWD, SIZE, MDTM, MLST, LIST or SITE CHMOD, gets 550 (\"Permission denied.\"), so a denied directory denies everything under it; STOU passes over the names it would pick that are denied. The names are matched as the client wrote them, not the file they lead to: a symbolic link with another name is not denied (as in vsftpd). Denied names still appear in listings unless hide_file hides them too. Empty: nothing denied.")
 CFG_BOOL(hide_ids, 0,
 	"Show every owner and group in listings as \"ftp\".")
+CFG_BOOL(text_userdb_names, 0,
+	"Show owners and groups in LIST and STAT listings by name instead of by number (the default, as in vsftpd, where names cost a lookup per line). The names come from the user database as the listener enumerates it at start and at each reload (getpwent, getgrent: at most 4096 users and 4096 groups; a directory service that does not enumerate gives none), since a session process is chrooted and cannot ask it; an id without a name there, and a name longer than 32 bytes or holding a blank, stays a number. hide_ids wins.")
 CFG_BOOL(use_localtime, 0,
 	"Show times in listings and MDTM in local time rather than UTC.")
 CFG_BOOL(chown_uploads, 0,

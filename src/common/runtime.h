@@ -14,6 +14,13 @@
 /* The most of banner_file shown, as vsftpd's limit for the same file. */
 #define TW_BANNER_MAX 4000
 
+/* One uid's or gid's name (text_userdb_names). */
+#define TW_IDNAME_MAX 32
+struct tw_idname {
+	unsigned id;
+	char name[TW_IDNAME_MAX + 1];
+};
+
 /* Facts resolved once by the listener at start, shared by every session. */
 struct tw_runtime {
 	uid_t nopriv_uid;
@@ -43,7 +50,13 @@ struct tw_runtime {
 	struct in_addr pasv_addr;
 	/* proxy_protocol_trusted, parsed (config.c checked it); n == 0: off. */
 	struct sa_cidr_list proxy_trusted;
+	/* text_userdb_names: the user database's names, sorted by id. */
+	const struct tw_idname *user_names, *group_names;
+	size_t n_user_names, n_group_names;
 };
 extern struct tw_runtime tw_rt;
+
+/* The name of uid (is_group 0) or gid in tw_rt's tables, or NULL. */
+const char *tw_rt_id_name(unsigned id, int is_group);
 
 #endif

@@ -246,14 +246,14 @@ is_blank(char c)
 
 /*
  * Clients send ls(1) options with LIST although RFC 959 has none; vsftpd
- * and most servers accept them. Only a/A changes what we list; the rest
- * are ignored. As in vsftpd, a path that starts with '-' cannot be listed
- * this way (clients can use "./-name").
+ * and most servers accept them. Only a/A and R change what we list; the
+ * rest are ignored. As in vsftpd, a path that starts with '-' cannot be
+ * listed this way (clients can use "./-name").
  */
 const char *
-ftp_list_args(const char *arg, int *show_hidden)
+ftp_list_args(const char *arg, unsigned *flags)
 {
-	*show_hidden = 0;
+	*flags = 0;
 	if (arg == NULL)
 		return "";
 	for (;;) {
@@ -263,7 +263,9 @@ ftp_list_args(const char *arg, int *show_hidden)
 			return arg;
 		for (; *arg != '\0' && !is_blank(*arg); arg++) {
 			if (*arg == 'a' || *arg == 'A')
-				*show_hidden = 1;
+				*flags |= FTP_LIST_ALL;
+			else if (*arg == 'R')
+				*flags |= FTP_LIST_RECURSIVE;
 		}
 	}
 }

@@ -70,11 +70,15 @@ int ftp_path_ok(const char *path);
  */
 int ftp_name_creatable(const char *path);
 
+/* What LIST/NLST options ask for; the other letters change nothing. */
+#define FTP_LIST_ALL		0x1u	/* 'a' or 'A': names that start with '.' */
+#define FTP_LIST_RECURSIVE	0x2u	/* 'R': subdirectories too (ls_recurse_enable) */
+
 /*
- * Splits LIST/NLST arguments: leading options such as "-a", "-l", "-la"
- * are tolerated and reported in *show_hidden (set when the options include
- * 'a' or 'A'); returns a pointer to the remaining path (may be "").
+ * Splits LIST/NLST arguments: leading options such as "-a", "-l", "-lR"
+ * are tolerated and reported in *flags (FTP_LIST_*); returns a pointer to
+ * the remaining path (may be "").
  */
-const char *ftp_list_args(const char *arg, int *show_hidden);
+const char *ftp_list_args(const char *arg, unsigned *flags);
 
 #endif

@@ -70,12 +70,28 @@ mode_string(char out[11], mode_t m)
 	out[10] = '\0';
 }
 
+/* Whether a name can stand in a column that clients split at blanks. */
+static int
+id_name_ok(const char *name)
+{
+	size_t n = 0;
+
+	for (; name[n] != '\0'; n++)
+		if ((unsigned char)name[n] <= ' ' || name[n] == 0x7f || n >= LIST_ID_NAME_MAX)
+			return 0;
+	return n > 0;
+}
+
 /* Owner or group column text. */
 static void
-id_string(char *out, size_t cap, unsigned id, int hide)
+id_string(char *out, size_t cap, unsigned id, int is_group, const struct list_opts *o)
 {
-	if (hide)
+	const char *name = o->id_name != NULL ? o->id_name(id, is_group) : NULL;
+
+	if (o->hide_ids)
 		(void)tw_strlcpy(out, "ftp", cap);
+	else if (name != NULL && id_name_ok(name))
+		(void)tw_strlcpy(out, name, cap);
 	else
 		(void)tw_snprintf(out, cap, "%u", id);
 }
@@ -124,11 +140,12 @@ list_format_long(char *buf, size_t cap, const char *name,
 		 const struct stat *st, const char *link_target,
 		 const struct list_opts *o)
 {
-	char mode[11], owner[16], group[16], size[48], date[48];
+	char mode[11], owner[LIST_ID_NAME_MAX + 1], group[LIST_ID_NAME_MAX + 1];
+	char size[48], date[48];
 
 	mode_string(mode, st->st_mode);
-	id_string(owner, sizeof(owner), (unsigned)st->st_uid, o->hide_ids);
-	id_string(group, sizeof(group), (unsigned)st->st_gid, o->hide_ids);
+	id_string(owner, sizeof(owner), (unsigned)st->st_uid, 0, o);
+	id_string(group, sizeof(group), (unsigned)st->st_gid, 1, o);
 	size_string(size, sizeof(size), st);
 	/* An mtime gmtime cannot express must not hide the file. */
 	if (date_string(date, sizeof(date), st->st_mtime, o) == -1)

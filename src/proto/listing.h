@@ -9,8 +9,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
+/* The longest user or group name a listing shows; a longer one stays a number. */
+#define LIST_ID_NAME_MAX 32
+
 struct list_opts {
 	int hide_ids;		/* owner and group shown as "ftp" */
+	/* text_userdb_names: the name of a uid (is_group 0) or gid, or NULL
+	 * for the number; NULL: numbers only. */
+	const char *(*id_name)(unsigned id, int is_group);
 	int use_localtime;	/* else UTC */
 	time_t now;		/* for the "recent file" rule of ls -l */
 };
@@ -19,7 +25,9 @@ struct list_opts {
  * One LIST line without CRLF, e.g.
  * "-rw-r--r--    1 1000     1000         1234 Jan 02 15:04 name"
  * (files older than six months or in the future show the year instead of
- * the time, as ls does). Owner and group are numeric ids unless hide_ids.
+ * the time, as ls does). Owner and group are numeric ids unless hide_ids
+ * or id_name gives a name (at most LIST_ID_NAME_MAX bytes, no blank or
+ * control byte, else the number).
  * link_target, when not NULL, is appended as " -> target".
  * Returns the length, or -1 when it does not fit in cap.
  */

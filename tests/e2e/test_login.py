@@ -145,10 +145,11 @@ def test_userlist_deny(make_server):
         s.opts.update({"userlist_enable": True, "userlist_deny": True, "userlist_file": p})
     s = make_server(prepare=prep)
     with s.ctrl() as c:
-        cd, _ = c.cmd("USER bob")
-        if cd == 331:
-            cd, _ = c.cmd("PASS bob-pw")
-        assert cd == 530
+        # Refused at USER, before the password (vsftpd's words).
+        cd, lines = c.cmd("USER bob")
+        assert cd == 530 and lines == [b"530 Permission denied."], lines
+        assert c.cmd("PASS bob-pw")[0] == 503
+    s.wait_log(r"user bob refused by userlist_file")
     f = s.ftp("alice")
     f.quit()
 

@@ -33,21 +33,10 @@ WORLD = ("listen_port", "background", "anon_root", "ftp_username", "nopriv_user"
          "local_umask")
 
 
-def _check(path, *extra):
-    r = subprocess.run([TWINFTPD, "-t", *extra, path], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=20, stdin=subprocess.DEVNULL)
-    return r, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+_check = twhelpers.check_config
 
 
-def _listening_tcp6(port):
-    """Whether a socket listens on [::]:port (from /proc, no connection)."""
-    with open("/proc/net/tcp6") as f:
-        next(f)
-        for line in f:
-            parts = line.split()
-            if parts[3] == "0A" and parts[1] == "%s:%04X" % ("0" * 32, port):
-                return True
-    return False
+_listening_tcp6 = twhelpers.port_listening6
 
 
 def _start_with_file(srv, text, ready):
@@ -59,18 +48,7 @@ def _start_with_file(srv, text, ready):
             for k in WORLD:
                 f.write("%s=%s\n" % (k, twhelpers._yesno(srv.opts[k])))
     srv.write_config = write
-    srv.write_config()
-    srv.started = time.time()
-    srv._out = open(srv.stdout_path, "wb")
-    srv._err = open(srv.stderr_path, "wb")
-    argv = [sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, TWINFTPD, srv.conf_path]
-    srv.proc = subprocess.Popen(argv, env=srv.env(), stdin=subprocess.DEVNULL,
-                                stdout=srv._out, stderr=srv._err, close_fds=True)
-    deadline = time.monotonic() + 10
-    while not ready():
-        assert srv.proc.poll() is None, "daemon exited:\n" + srv.diagnostics()
-        assert time.monotonic() < deadline, "daemon not ready:\n" + srv.diagnostics()
-        time.sleep(0.02)
+    srv.start(ready)
 
 
 def _ftp(host, port, user="alice", af=socket.AF_INET):
@@ -314,6 +292,22 @@ def test_dirmessage_shown_once_per_directory(make_server):
     c.close()
 
 
+def test_dirmessage_at_login(make_server):
+    """vsftpd shows the start directory's message with the login's 230;
+    it counts as seen there."""
+    srv = make_server({"dirmessage_enable": True})
+    srv.put(".message", b"Welcome, alice.\nQuota: 1 GB\n")
+    srv.mkdir("sub")
+    c = srv.ctrl()
+    assert c.cmd("USER alice")[0] == 331
+    rc_, lines = c.cmd("PASS " + PASSWORDS["alice"])
+    assert rc_ == 230, lines
+    assert lines == [b"230-Welcome, alice.", b"230-Quota: 1 GB", b"230 Login successful."], lines
+    assert c.cmd("CWD sub")[1] == [b"250 Directory successfully changed."]
+    assert c.cmd("CWD /")[1] == [b"250 Directory successfully changed."]
+    c.close()
+
+
 def test_user_sub_token_and_missing_local_root(make_server):
     """local_root=/.../$USER with user_sub_token=$USER: each user's own
     directory; a user whose directory is missing is refused with 530 and
@@ -331,14 +325,25 @@ def test_user_sub_token_and_missing_local_root(make_server):
     data, _, _ = retr(f, "RETR mine.txt")
     assert data == b"alice's root\n"
     f.quit()
-    f = srv.connect()
-    with pytest.raises(ftplib.error_perm) as e:
-        f.login("bob", PASSWORDS["bob"])
-    assert str(e.value).startswith("530"), e.value
-    f.close()
+    twhelpers.login_refused(srv, "bob")
     srv.wait_log(r"login of bob refused: its directory %s/bob: No such file"
                  % re.escape(base))
     assert 'OK LOGIN: Client "127.0.0.1", user "bob"' not in srv.log_text()
+
+
+def test_missing_anon_root_refused_with_reason(make_server):
+    """An anon_root gone after the start: the anonymous login gets 530 and
+    the log names the directory (not OK LOGIN and a dropped connection)."""
+    srv = make_server()
+    gone = srv.anon_root + "-gone"
+    os.rename(srv.anon_root, gone)
+    try:
+        twhelpers.login_refused(srv, "anonymous", "guest@example.org")
+        srv.wait_log(r"login of anonymous refused: its directory %s: No such file"
+                     % re.escape(srv.anon_root))
+        assert "OK LOGIN" not in srv.log_text()
+    finally:
+        os.rename(gone, srv.anon_root)
 
 
 XFERLOG_RE = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
@@ -499,3 +504,186 @@ def test_anon_world_readable_only(make_server):
         retr(f, "RETR pub/closed.txt")
     assert str(e.value).startswith("550")
     f.quit()
+
+
+# ------------------------------------------------------------ user lists
+
+@pytest.mark.parametrize("deny", [True, False])
+def test_unreadable_userlist_refuses_everyone(make_server, deny):
+    """A userlist_file that cannot be read refuses every login at USER and
+    closes (vsftpd: "500 OOPS: cannot read user list file"), in deny mode
+    too: an empty list there would let root in. -t names it; the log says
+    why. Once the file is there, logins work again without a restart."""
+    srv = make_server(start=False)
+    ulist = os.path.join(srv.etc, "user_list")
+    srv.opts.update({"userlist_enable": True, "userlist_deny": deny, "userlist_file": ulist})
+    srv.write_config()
+    r, _, err = _check(srv.conf_path)
+    assert r.returncode == 1 and "userlist_file: file %s: No such file" % ulist in err, err
+    srv.start()
+    for user in ("alice", "anonymous"):
+        c = srv.ctrl()
+        rc_, lines = c.cmd("USER " + user)
+        assert rc_ == 421, lines
+        assert c.closed_within(10)
+        c.close()
+    srv.wait_log(r"cannot read userlist_file %s: No such file or directory; every login "
+                 r"is refused" % re.escape(ulist))
+    assert "OK LOGIN" not in srv.log_text()
+    with open(ulist, "w") as fh:
+        fh.write("bob\n" if deny else "alice\n")
+    f = srv.ftp("alice")
+    assert code(f.sendcmd("NOOP")) == 200
+    f.quit()
+
+
+def test_userlist_refusals_count_as_failed_logins(make_server):
+    """Each name the list refuses is a failed login (as in vsftpd):
+    max_login_fails of them close the session."""
+    srv = make_server(start=False)
+    ulist = os.path.join(srv.etc, "user_list")
+    with open(ulist, "w") as fh:
+        fh.write("root\nbob\nftp\nanonymous\n")
+    srv.opts.update({"userlist_enable": True, "userlist_file": ulist, "max_login_fails": 2})
+    srv.start()
+    c = srv.ctrl()
+    assert c.cmd("USER anonymous")[0] == 530     # the list holds anonymous names too
+    rc_, lines = c.cmd("USER root")
+    assert rc_ == 530, lines
+    assert c.closed_within(10)
+    c.close()
+
+
+def test_unreadable_chroot_list_refuses_login(make_server):
+    """chroot_list_file that cannot be read: the login is refused and the log
+    says which file, rather than deciding the user's jail without it."""
+    srv = make_server(start=False)
+    clist = os.path.join(srv.etc, "chroot_list")
+    srv.opts.update({"chroot_local_user": False, "chroot_list_enable": True,
+                     "chroot_list_file": clist})
+    srv.start()
+    twhelpers.login_refused(srv, "alice")
+    srv.wait_log(r"login of alice refused: chroot_list_file %s: No such file"
+                 % re.escape(clist))
+
+
+# ------------------------------------------------------------ ls -R
+
+def _tree(srv):
+    for d in ("a", "a/b", "a/b/c", ".hid", "secret", "z"):
+        srv.mkdir(d)
+    for f in ("top.txt", "a/one.txt", "a/b/two.txt", "a/b/c/three.txt", ".hid/h.txt",
+              "secret/s.txt", "z/last.txt"):
+        srv.put(f, b"x")
+    os.symlink("a", srv.path("link-to-a"))      # a loop's way in: not followed
+
+
+def test_ls_recurse(make_server):
+    """ls_recurse_enable=YES: LIST -R and NLST -R list each subdirectory under
+    a "path:" line after a blank one, as vsftpd; links are not followed, dot
+    directories only with -a, deny_file's directories not entered."""
+    srv = make_server({"ls_recurse_enable": True, "deny_file": "{secret}"})
+    _tree(srv)
+    f = srv.ftp("alice")
+    data, _, final = retr(f, "NLST -R")
+    assert final.startswith("226"), final
+    assert data.decode().split("\r\n") == [
+        ".:", "a", "link-to-a", "secret", "top.txt", "z", "",
+        "./a:", "b", "one.txt", "",
+        "./a/b:", "c", "two.txt", "",
+        "./a/b/c:", "three.txt", "",
+        "./z:", "last.txt", ""], data
+    data, _, _ = retr(f, "LIST -aR a")
+    lines = data.decode().split("\r\n")
+    assert lines[0] == "a:" and "a/b:" in lines and "a/b/c:" in lines, lines
+    uid = twhelpers.USERS["alice"]
+    assert re.match(r"^drwxr-xr-x +3 %d +%d +\d+ .* b$" % (uid, uid), lines[1]), lines
+    assert re.match(r"^-rw-r--r-- +1 %d +%d +1 .* one\.txt$" % (uid, uid), lines[2]), lines
+    data, _, _ = retr(f, "LIST -aR")
+    assert "./.hid:" in data.decode() and "./link-to-a:" not in data.decode(), data
+    # STAT -R over the control connection.
+    c = srv.ctrl()
+    c.login("alice", PASSWORDS["alice"])
+    rc_, lines = c.cmd("STAT -R a/b")
+    assert rc_ == 213 and lines[-1] == b"213 End of status", lines
+    assert any(l.strip() == b"a/b/c:" for l in lines), lines
+    c.close()
+    f.quit()
+
+
+def test_ls_recurse_off_ignores_R(make_server):
+    srv = make_server()
+    _tree(srv)
+    f = srv.ftp("alice")
+    plain, _, _ = retr(f, "NLST")
+    rec, _, _ = retr(f, "NLST -R")
+    assert plain == rec and b"one.txt" not in rec, rec
+    f.quit()
+
+
+def test_ls_recurse_bounded(make_server):
+    """A recursive listing stops at 32 levels and at 50000 entries, answers
+    451 (the listing so far came through) and logs it."""
+    srv = make_server({"ls_recurse_enable": True})
+    deep = srv.home("alice")
+    for i in range(40):
+        deep = os.path.join(deep, "d%d" % i)
+        os.mkdir(deep)
+    f = srv.ftp("alice")
+
+    def cut_listing(cmd):
+        conn, _ = twhelpers.open_data(f, cmd)
+        data = twhelpers.recv_all(conn)
+        conn.close()
+        with pytest.raises(ftplib.error_temp) as e:
+            f.voidresp()
+        assert str(e.value).startswith("451 Recursive listing stopped"), e.value
+        return data.decode().split("\r\n")
+
+    heads = [n for n in cut_listing("NLST -R d0") if n.endswith(":")]
+    # d0 and 32 levels below it, nothing deeper.
+    assert len(heads) == 33 and heads[-1] == "/".join("d%d" % i for i in range(33)) + ":"
+    srv.wait_log(r"recursive listing of d0 stopped at its bound")
+    many = srv.mkdir("many")
+    for i in range(50010):
+        open(os.path.join(many, "f%05d" % i), "wb").close()
+    names = cut_listing("NLST -R many")
+    assert names[0] == "many:" and len([n for n in names if n.startswith("f")]) == 50000
+    f.quit()
+
+
+# ------------------------------------------------------------ text_userdb_names
+
+def test_text_userdb_names(make_server):
+    """text_userdb_names=YES: owners and groups by name in a chrooted
+    session (the listener's table, inherited: the session cannot read the
+    user database), numbers for ids the database lacks; a user added later
+    is named after a reload. The default (NO) shows numbers, as vsftpd."""
+    from test_reload import reload_and_wait
+    srv = make_server({"text_userdb_names": True, "prefork_sessions": 2})
+    srv.put("mine.txt", b"m")
+    os.chown(srv.put("orphan.txt", b"o"), 4242, 4242)
+    os.chown(srv.put("later.txt", b"l"), 60200, 60200)
+
+    def listing():
+        f = srv.ftp("alice")
+        data, _, _ = retr(f, "LIST")
+        f.quit()
+        return data
+
+    data = listing()
+    assert re.search(rb"\n-rw-r--r-- +1 alice +alice +1 .* mine\.txt\r", b"\n" + data), data
+    assert re.search(rb" 4242 +4242 +1 .* orphan\.txt", data), data
+    assert re.search(rb" 60200 +60200 +1 .* later\.txt", data), data
+    with open(srv.passwd_path, "a") as fh:
+        fh.write("carol:x:60200:60200:carol:/nonexistent:/bin/sh\n")
+    with open(srv.group_path, "a") as fh:
+        fh.write("carols:x:60200:\n")
+    # nss_wrapper re-reads a file whose mtime changed, in whole seconds.
+    later = time.time() + 5
+    for p in (srv.passwd_path, srv.group_path):
+        os.utime(p, (later, later))
+    assert "reload done" in reload_and_wait(srv)
+    data = listing()
+    assert re.search(rb" carol +carols +1 .* later\.txt", data), data
+    assert re.search(rb" alice +alice +1 .* mine\.txt", data), data

@@ -220,6 +220,17 @@ def port_listening(port, host=HOST):
     return False
 
 
+def port_listening6(port):
+    """True when a socket listens on [::]:port (read from /proc, no connect)."""
+    with open("/proc/net/tcp6") as f:
+        next(f)
+        for line in f:
+            parts = line.split()
+            if parts[3] == "0A" and parts[1] == "%s:%04X" % ("0" * 32, port):
+                return True
+    return False
+
+
 # ---------------------------------------------------------------- data
 
 def sha256(data):
@@ -720,7 +731,10 @@ class Server:
         return env
 
     # -- life cycle
-    def start(self):
+    def start(self, ready=None):
+        """Writes the config (write_config, which a test may replace) and
+        starts the daemon; returns once ready() (default: listen_port on
+        127.0.0.1 or any IPv4 address is listening)."""
         assert os.access(TWINFTPD, os.X_OK), "daemon binary not found: %s" % TWINFTPD
         self.write_config()
         self.started = time.time()
@@ -734,7 +748,7 @@ class Server:
                                      stdin=subprocess.DEVNULL, stdout=self._out,
                                      stderr=self._err, close_fds=True)
         deadline = time.monotonic() + 10
-        while not port_listening(self.port):
+        while not (ready() if ready else port_listening(self.port)):
             if self.proc.poll() is not None:
                 raise AssertionError("twinftpd exited with %s before listening:\n%s"
                                      % (self.proc.returncode, self.diagnostics()))
@@ -981,6 +995,26 @@ class Server:
     def read(self, rel, user="alice"):
         with open(self.path(rel, user), "rb") as f:
             return f.read()
+
+
+def check_config(path, *extra, env=None):
+    """twinftpd -t [extra...] path: (CompletedProcess, stdout, stderr)."""
+    r = subprocess.run([TWINFTPD, "-t", *extra, path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=30, stdin=subprocess.DEVNULL, env=env)
+    return r, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+
+
+def login_refused(srv, user, password=None):
+    """A login of user ends in 530; returns the reply."""
+    f = srv.connect()
+    try:
+        f.login(user, password if password is not None else PASSWORDS[user])
+    except ftplib.error_perm as e:
+        assert str(e).startswith("530"), e
+        return str(e)
+    finally:
+        f.close()
+    raise AssertionError("login of %s was not refused" % user)
 
 
 def run(argv, timeout=120, **kw):

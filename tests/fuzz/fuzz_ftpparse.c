@@ -126,10 +126,10 @@ fuzz_paths(const char *s, size_t n)
 static void
 fuzz_list_args(const char *s, size_t n)
 {
-	int hidden = -1;
-	const char *rest = ftp_list_args(s, &hidden);
+	unsigned flags = 99;
+	const char *rest = ftp_list_args(s, &flags);
 
-	check(hidden == 0 || hidden == 1);
+	check((flags & ~(FTP_LIST_ALL | FTP_LIST_RECURSIVE)) == 0);
 	check(rest >= s && rest <= s + n);
 	check(*rest != '-' && *rest != ' ' && *rest != '\t');
 }
@@ -158,6 +158,17 @@ take64(const uint8_t *data, size_t size, size_t *pos)
 	return v;
 }
 
+/* text_userdb_names' lookup, answering with input bytes. */
+static const char *fuzz_name;
+
+static const char *
+fuzz_id_name(unsigned id, int is_group)
+{
+	(void)id;
+	(void)is_group;
+	return fuzz_name;
+}
+
 /* A struct stat made of input bytes: any mode, time or size at all. */
 static void
 fuzz_formatters(const char *name, const uint8_t *data, size_t size)
@@ -181,6 +192,8 @@ fuzz_formatters(const char *name, const uint8_t *data, size_t size)
 	st.st_ino = (ino_t)take64(data, size, &pos);
 	flags = take64(data, size, &pos);
 	o.hide_ids = (int)(flags & 1);
+	fuzz_name = name;
+	o.id_name = (flags & 4) ? fuzz_id_name : NULL;
 	o.use_localtime = 0;	/* localtime reads files: keep the target pure */
 	o.now = (time_t)take64(data, size, &pos);
 

@@ -369,30 +369,35 @@ test_name_creatable(void)
 static void
 test_list_args(void)
 {
-	int hidden = -1;
+	static const struct {
+		const char *arg, *path;
+		unsigned flags;
+	} cases[] = {
+		{ "", "", 0 },
+		{ "dir", "dir", 0 },
+		{ "-la", "", FTP_LIST_ALL },
+		{ "-l", "", 0 },
+		{ "-l -a dir", "dir", FTP_LIST_ALL },
+		{ "-A  sub dir", "sub dir", FTP_LIST_ALL },
+		{ "  -l\tdir ", "dir ", 0 },
+		{ "-lR /x/-y", "/x/-y", FTP_LIST_RECURSIVE },
+		{ "-R -a", "", FTP_LIST_ALL | FTP_LIST_RECURSIVE },
+		{ "-r", "", 0 },		/* reverse order: ignored */
+		{ "-foo", "", 0 },		/* vsftpd does so */
+		{ "./-foo", "./-foo", 0 },
+		{ "-", "", 0 },
+		{ "dir -aR", "dir -aR", 0 },	/* options only before the path */
+	};
+	unsigned flags = 99;
+	size_t i;
 
-	CHECK_STR(ftp_list_args("", &hidden), "");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args(NULL, &hidden), "");
-	CHECK_STR(ftp_list_args("dir", &hidden), "dir");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args("-la", &hidden), "");
-	CHECK_INT(hidden, 1);
-	CHECK_STR(ftp_list_args("-l", &hidden), "");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args("-l -a dir", &hidden), "dir");
-	CHECK_INT(hidden, 1);
-	CHECK_STR(ftp_list_args("-A  sub dir", &hidden), "sub dir");
-	CHECK_INT(hidden, 1);
-	CHECK_STR(ftp_list_args("  -l\tdir ", &hidden), "dir ");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args("-lR /x/-y", &hidden), "/x/-y");
-	CHECK_INT(hidden, 0);
-	CHECK_STR(ftp_list_args("-foo", &hidden), "");	/* vsftpd does so */
-	CHECK_STR(ftp_list_args("./-foo", &hidden), "./-foo");
-	CHECK_STR(ftp_list_args("-", &hidden), "");
-	CHECK_STR(ftp_list_args("dir -a", &hidden), "dir -a");
-	CHECK_INT(hidden, 0);
+	CHECK_STR(ftp_list_args(NULL, &flags), "");
+	CHECK_INT(flags, 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		flags = 99;
+		CHECK_STR(ftp_list_args(cases[i].arg, &flags), cases[i].path);
+		CHECK_INT(flags, cases[i].flags);
+	}
 }
 
 int

@@ -37,7 +37,7 @@ static const char *
 lng(const char *name, const struct stat *st, const char *target, int hide)
 {
 	static char buf[512];
-	struct list_opts o = { hide, 0, NOW };
+	struct list_opts o = { .hide_ids = hide, .now = NOW };
 
 	if (list_format_long(buf, sizeof(buf), name, st, target, &o) < 0)
 		return NULL;
@@ -48,7 +48,7 @@ static void
 test_long(void)
 {
 	struct stat st;
-	struct list_opts o = { 0, 0, NOW };
+	struct list_opts o = { .now = NOW };
 	char buf[128];
 	int n;
 
@@ -335,10 +335,42 @@ test_scrub(void)
 	CHECK_STR(part, "x?y\n");
 }
 
+/* text_userdb_names: uid 1000 and gid 100 have names, 7 a bad one. */
+static const char *
+names(unsigned id, int is_group)
+{
+	if (!is_group && id == 1000)
+		return "alice";
+	if (is_group && id == 100)
+		return "users";
+	if (id == 7)
+		return is_group ? "has space" : "a-name-longer-than-thirty-two-bytes";
+	return NULL;
+}
+
+static void
+test_long_names(void)
+{
+	struct list_opts o = { .id_name = names, .now = NOW };
+	struct stat st = mkstat(S_IFREG | 0644, 1, 1000, 100, 5, RECENT);
+	char buf[256];
+
+	CHECK(list_format_long(buf, sizeof(buf), "f", &st, NULL, &o) > 0);
+	CHECK_STR(buf, "-rw-r--r--    1 alice    users           5 Jun 01 15:04 f");
+	st = mkstat(S_IFREG | 0644, 1, 7, 7, 5, RECENT);
+	CHECK(list_format_long(buf, sizeof(buf), "f", &st, NULL, &o) > 0);
+	CHECK_STR(buf, "-rw-r--r--    1 7        7               5 Jun 01 15:04 f");
+	st = mkstat(S_IFREG | 0644, 1, 1001, 100, 5, RECENT);
+	o.hide_ids = 1;
+	CHECK(list_format_long(buf, sizeof(buf), "f", &st, NULL, &o) > 0);
+	CHECK_STR(buf, "-rw-r--r--    1 ftp      ftp             5 Jun 01 15:04 f");
+}
+
 int
 main(void)
 {
 	test_long();
+	test_long_names();
 	test_mlst();
 	test_mlst_opts();
 	test_mlst_feat();

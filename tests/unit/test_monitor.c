@@ -684,6 +684,9 @@ build_request(struct ipc_msg *m, uint16_t type)
 	case IPC_CHOWN_RESULT:
 		ipc_put_u32(m, 0);
 		break;
+	case IPC_USER_CHECK:
+		ipc_put_str(m, "mallory", 7);
+		break;
 	default:
 		break;	/* no payload: NONE, PASV_LISTEN, CLIENT_ACK, unknown */
 	}
@@ -704,6 +707,7 @@ expect_permitted(uint16_t type, enum monitor_state state)
 		return 1;
 	case IPC_TLS_ON:
 	case IPC_PROXY_CLIENT:
+	case IPC_USER_CHECK:
 		return state == MONITOR_PRELOGIN;
 	case IPC_PORT20_CONNECT:
 	case IPC_PASV_LISTEN:
@@ -743,6 +747,11 @@ check_permitted(struct direct *d, uint16_t type, int verdict)
 		/* The tests' cfg has no ssl_enable: a worker that claims TLS lies. */
 		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
 		expect_log("TLS_ON request without ssl_enable");
+		break;
+	case IPC_USER_CHECK:
+		/* Nor userlist_enable: only a hostile worker asks. */
+		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+		expect_log("USER_CHECK request without userlist_enable");
 		break;
 	case IPC_PORT20_CONNECT:
 		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
@@ -1869,6 +1878,69 @@ test_chown_upload(void)
 	tw_rt = saved_rt;
 }
 
+static void
+build_user_check(struct ipc_msg *m, const char *user)
+{
+	ipc_init(m, IPC_USER_CHECK);
+	ipc_put_str(m, user, strlen(user));
+}
+
+/* One USER_CHECK in d's session: the verdict's LOGIN_RESULT, or -1. */
+static long
+user_check(struct direct *d, const char *user, int want_verdict)
+{
+	struct ipc_msg m;
+
+	build_user_check(&m, user);
+	CHECK_INT(direct_dispatch(d, &m), want_verdict);
+	return direct_login_result(d);
+}
+
+/*
+ * userlist_enable at USER: a listed name (deny mode) is refused and
+ * counted, max_login_fails refusals close, a request after that ends the
+ * session; a list that cannot be read refuses everyone (BROKEN).
+ */
+static void
+test_user_check(void)
+{
+	char path[] = "/tmp/tw-test-userlist-XXXXXX";
+	int fd = mkstemp(path);
+	struct direct d;
+	struct ipc_msg m;
+
+	CHECK(fd >= 0 && write(fd, "# deny\nmallory\n", 15) == 15);
+	close(fd);
+	cfg.userlist_enable = 1;
+	cfg.userlist_deny = 1;
+	tw_strlcpy(cfg.userlist_file, path, sizeof(cfg.userlist_file));
+
+	direct_open(&d, MONITOR_PRELOGIN);
+	CHECK_INT(user_check(&d, "alice", MONITOR_CONTINUE), IPC_LOGIN_OK);
+	CHECK_INT(d.mon.login_fails, 0);
+	CHECK_INT(user_check(&d, "mallory", MONITOR_CONTINUE), IPC_LOGIN_FAIL);
+	expect_log("user mallory refused by userlist_file");
+	CHECK_INT(user_check(&d, "mallory", MONITOR_CONTINUE), IPC_LOGIN_CLOSE);
+	CHECK_INT(d.mon.login_fails, 2);
+	CHECK_INT(user_check(&d, "alice", MONITOR_EXIT_CRASH), -1);
+	expect_log("USER_CHECK request after max_login_fails");
+	direct_close(&d);
+
+	direct_open(&d, MONITOR_PRELOGIN);
+	build_user_check(&m, "");
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("malformed USER_CHECK request");
+	direct_close(&d);
+
+	unlink(path);
+	direct_open(&d, MONITOR_PRELOGIN);
+	CHECK_INT(user_check(&d, "alice", MONITOR_CONTINUE), IPC_LOGIN_BROKEN);
+	expect_log("cannot read userlist_file");
+	CHECK_INT(d.mon.login_fails, 0);
+	direct_close(&d);
+	cfg.userlist_enable = 0;
+}
+
 int
 main(void)
 {
@@ -1905,5 +1977,6 @@ main(void)
 	test_chown_upload();
 	test_login_limits();
 	test_proxy_client();
+	test_user_check();
 	return check_summary();
 }
