@@ -238,6 +238,7 @@ add_sockopt_rules(struct sc_build *b, int nr)
 		{ SOL_SOCKET, SO_SNDTIMEO },
 		{ IPPROTO_TCP, TCP_NODELAY },	/* replies go out at once */
 		{ IPPROTO_TCP, TCP_CORK },	/* header + sendfile batching */
+		{ IPPROTO_TCP, TCP_NOTSENT_LOWAT },	/* slow readers queue little */
 		{ IPPROTO_IP, IP_TOS },
 		{ IPPROTO_IPV6, IPV6_TCLASS },
 		{ IPPROTO_IPV6, IPV6_V6ONLY },

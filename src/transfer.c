@@ -53,6 +53,15 @@
 #define MS_PER_S 1000LL
 
 /*
+ * TCP_NOTSENT_LOWAT of data connections: a sender is woken when less
+ * than this is left unsent. 128 KB keeps a fast stream's queue full
+ * (loopback at several GB/s drains it in tens of microseconds, and the
+ * sendfile loop refills it per wake-up) while a slow reader's
+ * connection holds little more than its receive window.
+ */
+#define DATA_NOTSENT_LOWAT (128 * 1024)
+
+/*
  * A paced transfer pauses at least this often per second of data (its
  * chunks are a quarter of a second's worth), so that its rate stays even
  * and an ABOR is heard between chunks without waiting for a large one.
@@ -440,12 +449,25 @@ done:
 	return rc;
 }
 
-static enum xfer_status
-send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
+/*
+ * TCP_CORK around an unpaced sendfile: the kernel then sends only full
+ * segments, and the pieces each call adds to the queue are not pushed
+ * one by one. Under BBR a raw loopback sendfile moved about twice as
+ * much with it (bench/rawlimit); without it every piece's partial last
+ * segment goes out alone and gets its own tail-loss probe. A paced
+ * transfer is not corked: its chunk's tail would wait for the next chunk
+ * or the cork's 200 ms timer. Only speed depends on it.
+ */
+static void
+xfer_cork(struct xfer *x, int on)
 {
-	/* No kernel TLS here: TLS data is encrypted in this process. */
-	if (ascii || !x->s->cfg->use_sendfile || x->ssl != NULL)
-		return xfer_copy(x, &download, file, off, ascii);
+	(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+}
+
+/* send_file's sendfile(2) calls. */
+static enum xfer_status
+sendfile_loop(struct xfer *x, int file, off_t off, off_t size)
+{
 	while (off < size) {
 		size_t max = pace_chunk(x, SENDFILE_MAX_CHUNK);
 		size_t want = (size_t)(size - off) > max ? max : (size_t)(size - off);
@@ -477,6 +499,23 @@ send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
 		return errno == EPIPE || errno == ECONNRESET ? XFER_NET_ERR : XFER_FILE_ERR;
 	}
 	return XFER_OK;
+}
+
+static enum xfer_status
+send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
+{
+	enum xfer_status rc;
+
+	/* No kernel TLS here: TLS data is encrypted in this process. */
+	if (ascii || !x->s->cfg->use_sendfile || x->ssl != NULL)
+		return xfer_copy(x, &download, file, off, ascii);
+	if (x->rate != 0)
+		return sendfile_loop(x, file, off, size);
+	xfer_cork(x, 1);
+	rc = sendfile_loop(x, file, off, size);
+	/* Uncorking sends the last partial segment; close(2) would too. */
+	xfer_cork(x, 0);
+	return rc;
 }
 
 void
@@ -511,7 +550,7 @@ xfer_reply(struct session *s, enum xfer_status rc, const char *ok_text)
 int
 xfer_open(struct xfer *x, struct session *s)
 {
-	int one = 1;
+	int one = 1, lowat = DATA_NOTSENT_LOWAT;
 
 	memset(x, 0, sizeof(*x));
 	if (data_tls_refused(s))
@@ -531,10 +570,23 @@ xfer_open(struct xfer *x, struct session *s)
 	x->watch_ctrl = 1;
 	x->start_ms = tw_mono_ms();
 	/*
-	 * Small writes (a listing's last lines) go out at once, not after a
-	 * delayed ACK. Only latency depends on it: the transfer goes on.
+	 * A client that reads slowly would otherwise let the kernel queue
+	 * as much as the send buffer grows to (megabytes) in every such
+	 * connection; ten thousand of them exhaust tcp_mem and the kernel
+	 * starts dropping for everybody. Only what is unsent is capped: what
+	 * is in flight is the congestion window's business.
 	 */
-	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) != 0)
+		worker_log(s, "data connection: TCP_NOTSENT_LOWAT: %s", strerror(errno));
+	/*
+	 * TLS records (the handshake, the session tickets after it, the
+	 * close_notify) go out at once, not after a delayed ACK. A clear
+	 * connection needs no TCP_NODELAY: a listing's last lines are pushed
+	 * by close(2), and RETR corks (send_file); with TCP_NODELAY set the
+	 * cork would not hold partial segments back.
+	 */
+	if (x->ssl != NULL &&
+	    setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
 		worker_log(s, "data connection: TCP_NODELAY: %s", strerror(errno));
 	return 0;
 }
