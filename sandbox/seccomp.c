@@ -274,6 +274,7 @@ add_fcntl_rules(struct sc_build *b, int nr)
 		F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC,
 		F_GETLK, F_SETLK, F_SETLKW,	/* record locks: libc may probe them; no code of ours locks (yet) */
 		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
+		F_SETPIPE_SZ,	/* a spliced STOR's pipe (transfer.c recv_file) */
 	};
 
 	add_arg_list(b, nr, 1, cmds, TW_ARRAY_LEN(cmds));
