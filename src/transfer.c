@@ -510,8 +510,8 @@ pipe_to_file(int pipe_rd, int file, size_t n, int *spliced, int *fallback)
 /*
  * A binary upload in the clear, unpaced: socket -> pipe -> file with
  * splice(2), so that the bytes are not copied out to this process and
- * back (the raw limit of one loopback stream was 1.3-2x recv+write's,
- * bench/rawlimit). A file system that does not take splice, or no pipe,
+ * back (bench/rawlimit's splice receiver moved 1.1-2x what its
+ * recv+write one did). A file system that does not take splice, or no pipe,
  * falls back to xfer_copy. Not for O_APPEND files: splice(2) refuses
  * them (EINVAL), so APPE stays buffered.
  */
@@ -550,11 +550,12 @@ recv_file(struct xfer *x, int file)
 /*
  * TCP_CORK around an unpaced sendfile: the kernel then sends only full
  * segments, and the pieces each call adds to the queue are not pushed
- * one by one. Under BBR a raw loopback sendfile moved about twice as
- * much with it (bench/rawlimit); without it every piece's partial last
- * segment goes out alone and gets its own tail-loss probe. A paced
- * transfer is not corked: its chunk's tail would wait for the next chunk
- * or the cork's 200 ms timer. Only speed depends on it.
+ * one by one, each with a partial last segment. With it and
+ * TCP_NOTSENT_LOWAT (xfer_open) one loopback stream under BBR moved
+ * 1.4-1.8x as much as with TCP_NODELAY and a full send buffer
+ * (bench/RESULTS.md, A/B). A paced transfer is not corked: its chunk's
+ * tail would wait for the next chunk or the cork's 200 ms timer. Only
+ * speed depends on it.
  */
 static void
 xfer_cork(struct xfer *x, int on)
