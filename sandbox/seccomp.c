@@ -238,6 +238,7 @@ add_sockopt_rules(struct sc_build *b, int nr)
 		{ SOL_SOCKET, SO_SNDTIMEO },
 		{ IPPROTO_TCP, TCP_NODELAY },	/* replies go out at once */
 		{ IPPROTO_TCP, TCP_CORK },	/* header + sendfile batching */
+		{ IPPROTO_TCP, TCP_NOTSENT_LOWAT },	/* slow readers queue little */
 		{ IPPROTO_IP, IP_TOS },
 		{ IPPROTO_IPV6, IPV6_TCLASS },
 		{ IPPROTO_IPV6, IPV6_V6ONLY },
@@ -273,6 +274,7 @@ add_fcntl_rules(struct sc_build *b, int nr)
 		F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC,
 		F_GETLK, F_SETLK, F_SETLKW,	/* record locks: libc may probe them; no code of ours locks (yet) */
 		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
+		F_SETPIPE_SZ,	/* a spliced STOR's pipe (transfer.c recv_file) */
 	};
 
 	add_arg_list(b, nr, 1, cmds, TW_ARRAY_LEN(cmds));

@@ -1,8 +1,10 @@
 /*
  * The transfer engine and the commands that move file contents: RETR
  * with sendfile(2) (plain reads where it must: TYPE A conversion, a file
- * system without sendfile), STOR/APPE/STOU with large writes. While data
- * moves, the control connection is watched for ABOR only; any other
+ * system without sendfile), STOR/STOU in binary with splice(2) through a
+ * pipe, and with large writes where it must (TYPE A, TLS, a rate limit,
+ * APPE, a file system without splice). While data moves, the control
+ * connection is watched for ABOR only; any other
  * command waits in the socket until the transfer ends. A data connection
  * idle for data_connection_timeout ends the session (as vsftpd does).
  * local_max_rate / anon_max_rate pace RETR and the uploads: rate-sized
@@ -34,6 +36,14 @@
 #define XFER_BUF (256 * 1024)		/* STOR and ASCII chunk size */
 
 /*
+ * The pipe of a spliced upload (recv_file). The pipes of all a user's
+ * processes count against fs.pipe-user-pages-soft (64 MB by default);
+ * beyond it a new pipe gets 8 KB (and no F_SETPIPE_SZ): at 256 KB about
+ * 250 concurrent uploads of one user get the full size.
+ */
+#define UPLOAD_PIPE_SIZE (256 * 1024)
+
+/*
  * One sendfile(2) call moves at most 0x7ffff000 bytes on Linux; asking
  * for 1 GiB at a time keeps the count well inside size_t and ssize_t.
  */
@@ -51,6 +61,15 @@
 #define STOU_MAX_TRIES 1000
 
 #define MS_PER_S 1000LL
+
+/*
+ * TCP_NOTSENT_LOWAT of data connections: a sender is woken when less
+ * than this is left unsent. 128 KB keeps a fast stream's queue full
+ * (loopback at several GB/s drains it in tens of microseconds, and the
+ * sendfile loop refills it per wake-up) while a slow reader's
+ * connection holds little more than its receive window.
+ */
+#define DATA_NOTSENT_LOWAT (128 * 1024)
 
 /*
  * A paced transfer pauses at least this often per second of data (its
@@ -440,12 +459,114 @@ done:
 	return rc;
 }
 
+/*
+ * What a splice that failed on the file side left in the pipe: written
+ * with write(2), so that the upload can go on in the buffered path.
+ */
 static enum xfer_status
-send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
+drain_pipe(int pipe_rd, int file, size_t left)
 {
-	/* No kernel TLS here: TLS data is encrypted in this process. */
-	if (ascii || !x->s->cfg->use_sendfile || x->ssl != NULL)
-		return xfer_copy(x, &download, file, off, ascii);
+	char buf[16384];
+
+	while (left > 0) {
+		ssize_t n = read(pipe_rd, buf, left < sizeof(buf) ? left : sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || write_file_all(file, buf, (size_t)n) != XFER_OK)
+			return XFER_FILE_ERR;
+		left -= (size_t)n;
+	}
+	return XFER_OK;
+}
+
+/*
+ * Moves n bytes from the pipe into the file at its position. *spliced
+ * says whether the file ever took a splice: a file system that cannot
+ * (EINVAL on the first one) gets the bytes with write(2) and *fallback.
+ */
+static enum xfer_status
+pipe_to_file(int pipe_rd, int file, size_t n, int *spliced, int *fallback)
+{
+	while (n > 0) {
+		ssize_t m = splice(pipe_rd, NULL, file, NULL, n, SPLICE_F_MOVE);
+
+		if (m > 0) {
+			n -= (size_t)m;
+			*spliced = 1;
+			continue;
+		}
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0 && errno == EINVAL && !*spliced) {
+			*fallback = 1;
+			return drain_pipe(pipe_rd, file, n);
+		}
+		return XFER_FILE_ERR;
+	}
+	return XFER_OK;
+}
+
+/*
+ * A binary upload in the clear, unpaced: socket -> pipe -> file with
+ * splice(2), so that the bytes are not copied out to this process and
+ * back (bench/rawlimit's splice receiver moved 1.1-2x what its
+ * recv+write one did). A file system that does not take splice, or no pipe,
+ * falls back to xfer_copy. Not for O_APPEND files: splice(2) refuses
+ * them (EINVAL), so APPE stays buffered.
+ */
+static enum xfer_status
+recv_file(struct xfer *x, int file)
+{
+	int p[2], spliced = 0, fallback = 0;
+	enum xfer_status rc = XFER_OK;
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+		return xfer_copy(x, &upload, file, 0, 0);
+	/* A larger pipe halves the calls per byte; without it, 64 KB works. */
+	(void)fcntl(p[1], F_SETPIPE_SZ, UPLOAD_PIPE_SIZE);
+	while (rc == XFER_OK && !fallback) {
+		ssize_t n = splice(x->fd, NULL, p[1], NULL, UPLOAD_PIPE_SIZE,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+		if (n > 0) {
+			x->bytes += (unsigned long long)n;
+			rc = pipe_to_file(p[0], file, (size_t)n, &spliced, &fallback);
+		} else if (n == 0) {
+			break;
+		} else if (errno == EAGAIN) {
+			rc = xfer_wait(x, POLLIN);
+		} else if (errno != EINTR) {
+			rc = XFER_NET_ERR;
+		}
+	}
+	close(p[0]);
+	close(p[1]);
+	if (rc == XFER_OK && fallback)
+		rc = xfer_copy(x, &upload, file, 0, 0);
+	return rc;
+}
+
+/*
+ * TCP_CORK around an unpaced sendfile: the kernel then sends only full
+ * segments, and the pieces each call adds to the queue are not pushed
+ * one by one, each with a partial last segment. With it and
+ * TCP_NOTSENT_LOWAT (xfer_open) one loopback stream under BBR moved
+ * 1.4-1.8x as much as with TCP_NODELAY and a full send buffer
+ * (bench/RESULTS.md, A/B). A paced transfer is not corked: its chunk's
+ * tail would wait for the next chunk or the cork's 200 ms timer. Only
+ * speed depends on it.
+ */
+static void
+xfer_cork(struct xfer *x, int on)
+{
+	(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+}
+
+/* send_file's sendfile(2) calls. */
+static enum xfer_status
+sendfile_loop(struct xfer *x, int file, off_t off, off_t size)
+{
 	while (off < size) {
 		size_t max = pace_chunk(x, SENDFILE_MAX_CHUNK);
 		size_t want = (size_t)(size - off) > max ? max : (size_t)(size - off);
@@ -477,6 +598,23 @@ send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
 		return errno == EPIPE || errno == ECONNRESET ? XFER_NET_ERR : XFER_FILE_ERR;
 	}
 	return XFER_OK;
+}
+
+static enum xfer_status
+send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
+{
+	enum xfer_status rc;
+
+	/* No kernel TLS here: TLS data is encrypted in this process. */
+	if (ascii || !x->s->cfg->use_sendfile || x->ssl != NULL)
+		return xfer_copy(x, &download, file, off, ascii);
+	if (x->rate != 0)
+		return sendfile_loop(x, file, off, size);
+	xfer_cork(x, 1);
+	rc = sendfile_loop(x, file, off, size);
+	/* Uncorking sends the last partial segment; close(2) would too. */
+	xfer_cork(x, 0);
+	return rc;
 }
 
 void
@@ -511,7 +649,7 @@ xfer_reply(struct session *s, enum xfer_status rc, const char *ok_text)
 int
 xfer_open(struct xfer *x, struct session *s)
 {
-	int one = 1;
+	int one = 1, lowat = DATA_NOTSENT_LOWAT;
 
 	memset(x, 0, sizeof(*x));
 	if (data_tls_refused(s))
@@ -531,10 +669,23 @@ xfer_open(struct xfer *x, struct session *s)
 	x->watch_ctrl = 1;
 	x->start_ms = tw_mono_ms();
 	/*
-	 * Small writes (a listing's last lines) go out at once, not after a
-	 * delayed ACK. Only latency depends on it: the transfer goes on.
+	 * A client that reads slowly would otherwise let the kernel queue
+	 * as much as the send buffer grows to (megabytes) in every such
+	 * connection; ten thousand of them exhaust tcp_mem and the kernel
+	 * starts dropping for everybody. Only what is unsent is capped: what
+	 * is in flight is the congestion window's business.
 	 */
-	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) != 0)
+		worker_log(s, "data connection: TCP_NOTSENT_LOWAT: %s", strerror(errno));
+	/*
+	 * TLS records (the handshake, the session tickets after it, the
+	 * close_notify) go out at once, not after a delayed ACK. A clear
+	 * connection needs no TCP_NODELAY: a listing's last lines are pushed
+	 * by close(2), and RETR corks (send_file); with TCP_NODELAY set the
+	 * cork would not hold partial segments back.
+	 */
+	if (x->ssl != NULL &&
+	    setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
 		worker_log(s, "data connection: TCP_NODELAY: %s", strerror(errno));
 	return 0;
 }
@@ -912,7 +1063,10 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 		ctrl_reply(&s->ctrl, 150, "FILE: %s", u.name);
 	else
 		ctrl_reply(&s->ctrl, 150, "Ok to send data.");
-	rc = xfer_copy(&x, &upload, file, 0, s->ascii && s->cfg->ascii_upload_enable);
+	if ((s->ascii && s->cfg->ascii_upload_enable) || x.ssl != NULL || x.rate != 0 || append)
+		rc = xfer_copy(&x, &upload, file, 0, s->ascii && s->cfg->ascii_upload_enable);
+	else
+		rc = recv_file(&x, file);
 	rc = xfer_end(&x, rc);
 	if (close(file) != 0 && rc == XFER_OK)
 		rc = XFER_FILE_ERR;

@@ -182,6 +182,67 @@ def test_resume_upload_into_middle(server):
     f.close()
 
 
+# A binary upload in the clear goes socket -> pipe -> file with splice(2)
+# (transfer.c recv_file): sizes around the 64 KB of a default pipe and the
+# 256 KB the server asks for, and one past 10 MB.
+@pytest.mark.parametrize("size", [0, 1, 65535, 65537, 256 * 1024 + 1, 10 * MB + 1])
+def test_spliced_stor_sizes(server, size):
+    data = os.urandom(size)
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    _, final = stor(f, "STOR s.bin", data)
+    assert code(final) == 226, final
+    assert sha256(server.read("s.bin")) == sha256(data)
+    got, _, _ = retr(f, "RETR s.bin")
+    assert sha256(got) == sha256(data)
+    f.close()
+
+
+def test_appe_after_spliced_stor(server):
+    """APPE stays buffered (splice(2) refuses O_APPEND files): it adds to
+    what a spliced STOR wrote, and to a file that did not exist."""
+    a, b = os.urandom(3 * MB + 7), os.urandom(65537)
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    stor(f, "STOR a.bin", a)
+    _, final = stor(f, "APPE a.bin", b)
+    assert code(final) == 226, final
+    assert sha256(server.read("a.bin")) == sha256(a + b)
+    _, final = stor(f, "APPE new.bin", b)
+    assert code(final) == 226, final
+    assert server.read("new.bin") == b
+    f.close()
+
+
+def _start_upload(server, name, data):
+    """A session whose STOR of name has begun and written data to the
+    file, the data connection still open: (ftp, data connection)."""
+    f = server.ftp("alice")
+    f.sendcmd("TYPE I")
+    conn, _ = open_data(f, "STOR " + name)
+    conn.sendall(data)
+    wait_until(lambda: os.path.exists(server.path(name)) and
+               os.path.getsize(server.path(name)) == len(data),
+               what="the upload to reach the file")
+    return f, conn
+
+
+def test_cut_upload_426(server):
+    """A client that resets the data connection mid-upload gets 426; what
+    arrived before the reset is in the file, and the session goes on."""
+    f, conn = _start_upload(server, "cut.bin", b"y" * MB)
+    try:
+        # SO_LINGER 0: close(2) sends a RST, not a FIN.
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    finally:
+        conn.close()
+    with pytest.raises(ftplib.error_temp, match="^426"):
+        f.voidresp()
+    assert server.read("cut.bin") == b"y" * MB
+    assert rc(f, "NOOP")[0] == 200
+    f.close()
+
+
 # ------------------------------------------------------------- ABOR
 
 class SlowReader(threading.Thread):
@@ -305,14 +366,8 @@ def test_urgent_abor_mid_retr(server, how):
 def test_urgent_abor_mid_stor(server, how):
     """The same for an upload the client keeps open: 426, 226, and the
     session goes on."""
-    f = server.ftp("alice")
-    f.sendcmd("TYPE I")
-    conn, _ = open_data(f, "STOR up.bin")
+    f, conn = _start_upload(server, "up.bin", b"x" * MB)
     try:
-        conn.sendall(b"x" * MB)
-        wait_until(lambda: os.path.exists(server.path("up.bin")) and
-                   os.path.getsize(server.path("up.bin")) == MB,
-                   what="the upload to reach the file")
         codes = _abor_pair(f, how)
         assert codes == [426, 226], codes
         conn.settimeout(10)
