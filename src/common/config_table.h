@@ -39,6 +39,8 @@ CFG_UINT(login_nice, 10, 0, 19,
 	"How much nicer (scheduling priority, as nice(1)) than the listener a session runs until its login: ready sessions of the pool, the monitor and the pre-login worker of a client that has not logged in yet (the password hash itself runs at SCHED_IDLE). At the login the monitor and the post-login worker go back to the listener's priority. So a flood of connections or logins takes CPU time only from what logged-in sessions leave. Needs CAP_SYS_NICE (to give the priority back), which the monitor keeps until the login; without it, the option is off and the start says so. 0: sessions run at the listener's priority throughout.")
 CFG_UINT(prefork_max_sessions, 256, 0, 4096,
 	"The most sessions the pool grows to after bursts (see prefork_sessions). Each minute without a connection that found the pool empty halves what it holds above prefork_sessions, ending the idle sessions beyond that. A value below prefork_sessions means prefork_sessions: a pool of fixed size.")
+CFG_STR(status_socket, "/run/twinftpd.sock",
+	"AF_UNIX socket (mode 0600, root's) on which the standalone listener writes a snapshot of its live state to whoever connects: what `twinftpd -S` prints (sessions by state, user and client address, the ready pool, penalties in force, uptime, the configuration file and its reload count). The listener never reads from it. A stale socket left by a listener that died is replaced; one another listener still answers on is left alone (the start says so and runs without). Empty: no status socket. Kept across an upgrade (SIGUSR2); a reload cannot change it.")
 
 /* --- Users and login --- */
 CFG_BOOL(anonymous_enable, 0,

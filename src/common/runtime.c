@@ -1,3 +1,3 @@
 #include "src/common/runtime.h"
 
-struct tw_runtime tw_rt;
+struct tw_runtime tw_rt = { .netns_fd = -1, .login_note_fd = -1 };
