@@ -8,13 +8,14 @@ Each test starts the daemon from a copy of the binary in its own
 directory, so that it can replace that file as a package upgrade would.
 """
 
+import ftplib
 import os
 import re
 import shutil
 import signal
 
-from twhelpers import (TWINFTPD, BannerBurst, Ctrl, TransfersInFlight, all_pids, proc_stat,
-                       wait_until)
+from twhelpers import (HOST, PASSWORDS, TWINFTPD, BannerBurst, Ctrl, NotifySocket,
+                       TransfersInFlight, all_pids, free_ports, proc_stat, wait_until)
 
 READY = re.compile(r"upgrade: new listener pid (\d+) is ready")
 
@@ -186,3 +187,44 @@ def test_failed_new_binary_keeps_old_listener(make_server, tmp_path):
     assert listener_of(s, g.sock.getsockname()[1], {old, new}) == new
     g.quit()
     stop_successor(s, new)
+
+
+def test_upgrade_under_service_manager(make_server, tmp_path):
+    """As systemd runs it: the sockets come from the service manager
+    (LISTEN_FDS, IPv4 and IPv6) and readiness goes to NOTIFY_SOCKET. The
+    new listener takes both sockets over and reports READY=1 with its own
+    MAINPID; the old one sends nothing more (no STOPPING=1 as it exits)."""
+    tool = shutil.which("systemd-socket-activate")
+    assert tool, "systemd-socket-activate missing (apt-get install systemd)"
+    exe = binary_copy(str(tmp_path))
+    s = make_server({"listen_port": free_ports(1)[0]}, start=False, binary=exe)
+    ns = NotifySocket(os.path.join(s.base, "notify.sock"))
+    try:
+        s.env_extra["NOTIFY_SOCKET"] = ns.path
+        env = s.env()
+        s.launch_prefix = [tool, "-l", "%s:%d" % (HOST, s.port), "-l", "[::1]:%d" % s.port]
+        for k, v in env.items():
+            s.launch_prefix += ["-E", "%s=%s" % (k, v)]
+        s.start()
+        f = s.ftp("alice")
+        m = ns.next()
+        assert m.get("READY") == "1" and m.get("MAINPID") == str(s.pid), m
+        new = upgrade(s, s.pid)
+        m = ns.next()
+        assert m.get("READY") == "1" and m.get("MAINPID") == str(new), m
+        s.wait_log(r"listening on 2 sockets handed over by the listener before the upgrade")
+        f.quit()
+        assert s.proc.wait(timeout=30) == 0
+        g = s.ftp("bob")
+        assert listener_of(s, g.sock.getsockname()[1], {new}) == new
+        g.quit()
+        g6 = ftplib.FTP(timeout=15)
+        g6.connect("::1", s.port)
+        g6.login("alice", PASSWORDS["alice"])
+        assert g6.pwd() == "/"
+        g6.quit()
+        stop_successor(s, new)
+        m = ns.next()
+        assert m.get("STOPPING") == "1", m
+    finally:
+        ns.close()

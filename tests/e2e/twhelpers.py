@@ -539,6 +539,24 @@ class Ctrl:
         return False
 
 
+class NotifySocket:
+    """What systemd listens on for sd_notify(3) messages (NOTIFY_SOCKET)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(15)
+
+    def next(self):
+        """One message as a dict of its NAME=value lines."""
+        data = self.sock.recv(4096).decode()
+        return dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
+
+    def close(self):
+        self.sock.close()
+
+
 class TransfersInFlight:
     """A large RETR and a STOR by alice, both started and left half-way
     (the RETR blocked on our unread socket, the STOR waiting for the
