@@ -325,7 +325,7 @@ snapshot_sessions(struct text *t, long long now_ms)
 			text_add(t, "  ... %zu more users\n", hashtab_count(users) - STATUS_GROUPS_MAX);
 			break;
 		}
-		text_add(t, "  %-32s %u\n", user_text(key, ubuf, sizeof(ubuf)),
+		text_add(t, "  %-24s %u\n", user_text(key, ubuf, sizeof(ubuf)),
 			 *(const unsigned *)val);
 	}
 	if (users != NULL)
@@ -339,10 +339,10 @@ snapshot_sessions(struct text *t, long long now_ms)
 			break;
 		}
 		addr_text(a, abuf, sizeof(abuf));
-		text_add(t, "  %-39s %u\n", abuf, count);
+		text_add(t, "  %-15s %u\n", abuf, count);
 	}
 	text_add(t, "session list:%s\n", sessions_count() == 0 ? " none" :
-		 "\n  PID      STATE      AGE        SOURCE                                  USER");
+		 "\n  PID      STATE      AGE        SOURCE          USER");
 	pos = 0;
 	while ((pid = sessions_next_info(&pos, &s)) != 0) {
 		if (listed++ == STATUS_LIST_MAX) {
@@ -352,7 +352,7 @@ snapshot_sessions(struct text *t, long long now_ms)
 		user_key_of(&s, &k);
 		addr_text(&s.addr, abuf, sizeof(abuf));
 		duration_text((now_ms - s.since_ms) / 1000, dur, sizeof(dur));
-		text_add(t, "  %-8d %-10s %-10s %-39s %s\n", (int)pid,
+		text_add(t, "  %-8d %-10s %-10s %-15s %s\n", (int)pid,
 			 s.logged_in ? "logged-in" : "pre-login", dur, abuf,
 			 user_text(&k, ubuf, sizeof(ubuf)));
 	}
@@ -376,7 +376,7 @@ snapshot_penalties(struct text *t, const struct tw_config *cfg)
 			return;
 		}
 		addr_text(&a, abuf, sizeof(abuf));
-		text_add(t, "  %-39s refused %lld s more (%s)\n", abuf, left,
+		text_add(t, "  %-15s refused %lld s more (%s)\n", abuf, left,
 			 why == PENALTY_FAILED_LOGINS ? "failed logins" : "bad sessions");
 	}
 	if (n == 0)
@@ -398,7 +398,7 @@ snapshot(const struct tw_config *cfg, size_t *len)
 	    strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		(void)tw_strlcpy(since, "?", sizeof(since));
 	duration_text((now - st.start_ms) / 1000, up, sizeof(up));
-	text_add(&t, "twinftpd %s listener pid %d, up %s (since %s)\n", TW_VERSION,
+	text_add(&t, "twinftpd %s, listener pid %d\nup %s, since %s\n", TW_VERSION,
 		 (int)getpid(), up, since);
 	text_add(&t, "config: %s, generation %lu (reloads since start)\n", reload_config_path(),
 		 reload_generation());

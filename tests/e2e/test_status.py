@@ -40,7 +40,7 @@ def test_status_names_sessions_pool_and_penalties(make_server):
     r = status(s)
     out = r.stdout.decode()
     assert r.returncode == 0, r.stderr
-    assert re.search(r"^twinftpd \S+ listener pid %d, up \S+ \(since " % s.pid, out, re.M), out
+    assert re.search(r"^twinftpd \S+, listener pid %d\nup \S+, since \S+Z$" % s.pid, out, re.M), out
     assert "config: %s, generation 0" % s.conf_path in out
     assert "sessions: 2 (pre-login 1, logged in 1)" in out, out
     assert session_line(out, "logged-in", "anonymous (anonymous)"), out
