@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -381,10 +382,12 @@ fd_name(const char *names, size_t i, char *out, size_t len)
 	const char *p = names, *end;
 
 	out[0] = '\0';
-	while (p != NULL && i-- > 0)
-		p = (p = strchr(p, ':')) != NULL ? p + 1 : NULL;
-	if (p == NULL)
-		return;
+	for (; i > 0; i--) {
+		p = strchr(p, ':');
+		if (p == NULL)
+			return;
+		p++;
+	}
 	end = strchr(p, ':');
 	if (end == NULL)
 		end = p + strlen(p);
@@ -568,14 +571,24 @@ read_login_notes(void)
 	}
 }
 
-/* At start, before any fork: the socket monitors send their login note on. */
+/*
+ * At start, before any fork: the socket monitors send their login note on.
+ * A datagram socket queues only net.unix.max_dgram_qlen (10) messages, so
+ * a burst of logins waits for the listener to read (it does between any
+ * two events) rather than lose names; NOTE_SEND_TIMEOUT_MS bounds that
+ * wait should the listener be stuck.
+ */
+#define NOTE_SEND_TIMEOUT_MS 1000
+
 static void
 login_notes_open(void)
 {
+	struct timeval tv = { NOTE_SEND_TIMEOUT_MS / 1000, (NOTE_SEND_TIMEOUT_MS % 1000) * 1000 };
 	int sv[2], one = 1;
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0 ||
 	    setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0 ||
+	    setsockopt(sv[1], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
 	    fcntl(sv[0], F_SETFL, O_NONBLOCK) != 0 || shutdown(sv[1], SHUT_RD) != 0)
 		die("socketpair for login notes: %s", strerror(errno));
 	L.note_fd = sv[0];

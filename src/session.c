@@ -284,8 +284,12 @@ session_note_login(const struct monitor *m)
 	memset(&note, 0, sizeof(note));
 	(void)tw_strlcpy(note.user, m->login_name, sizeof(note.user));
 	note.anonymous = m->login_anonymous != 0;
-	/* A full socket (a listener that is busy) costs only the name in -S. */
-	(void)!send(tw_rt.login_note_fd, &note, sizeof(note), MSG_DONTWAIT | MSG_NOSIGNAL);
+	/*
+	 * Waits (a bounded while: SO_SNDTIMEO, set by the listener) while a
+	 * burst of logins fills the socket; a listener that does not read
+	 * then, or is gone, costs only the name in -S.
+	 */
+	(void)!send(tw_rt.login_note_fd, &note, sizeof(note), MSG_NOSIGNAL);
 	/*
 	 * Nothing of the listener's stays in a process that becomes the
 	 * user. tw_rt is left as it is: a write would make its page private
