@@ -727,7 +727,7 @@ upgrade_helper_for(const struct listen_socks *ls)
 		fds[n] = ls->status_fd;
 		names[n++] = UPGRADE_NAME_STATUS;
 	}
-	(void)upgrade_helper_start(fds, names, n);
+	upgrade_helper_give(fds, names, n);
 }
 
 static void
@@ -762,9 +762,10 @@ listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 
 	log_set_role("listener");
 	L.socks = *ls;
+	/* First: a SIGHUP or SIGTERM from now on is queued, not fatal. */
+	sigfd = signals_to_fd();
 	/* Before the filter (which forbids execve) and before any session. */
 	upgrade_helper_for(ls);
-	sigfd = signals_to_fd();
 	login_notes_open();
 	sessions_init();
 	pool_init(cfg);

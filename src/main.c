@@ -157,10 +157,19 @@ run_listener(struct tw_config *cfg)
 	struct listen_socks ls;
 
 	sdnotify_init();
+	/* Before the bind: from then on clients may come, and tests look. */
+	(void)upgrade_helper_start();
 	listener_bind(cfg, &ls);
-	/* A successor is a daemon already: the listener before it started it. */
-	if (cfg->background && !upgrade_is_successor())
+	/*
+	 * A successor is a child already (of the helper, in the old
+	 * listener's session): it only leaves that session and its terminal.
+	 */
+	if (cfg->background && upgrade_is_successor()) {
+		(void)setsid();
+		stdio_to_null();
+	} else if (cfg->background) {
 		daemonize();
+	}
 	listener_run(cfg, &ls);
 }
 

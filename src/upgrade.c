@@ -131,9 +131,9 @@ helper_say(int chan, enum upgrade_event kind, pid_t pid, const char *fmt, ...)
 
 /* The helper's child: the sockets to 3.., the protocol's variables, exec. */
 static void __attribute__((noreturn))
-exec_successor(int wfd, const int *fds, const char *const *names, size_t n)
+exec_successor(int wfd, const int *fds, size_t n, const char *fdnames)
 {
-	char num[32], fdnames[UPGRADE_FDS_MAX * 24] = "";
+	char num[32];
 	int tmp[UPGRADE_FDS_MAX], w, sig;
 	sigset_t none;
 	size_t i;
@@ -146,11 +146,6 @@ exec_successor(int wfd, const int *fds, const char *const *names, size_t n)
 		/* dup2 makes the copy inheritable: only these cross the exec. */
 		if (w < 0 || tmp[i] < 0 || dup2(tmp[i], 3 + (int)i) != 3 + (int)i)
 			_exit(126);
-		if (i > 0)
-			(void)tw_strlcpy(fdnames + strlen(fdnames), ":",
-					 sizeof(fdnames) - strlen(fdnames));
-		(void)tw_strlcpy(fdnames + strlen(fdnames), names[i],
-				 sizeof(fdnames) - strlen(fdnames));
 	}
 	(void)snprintf(num, sizeof(num), "%zu", n);
 	(void)setenv("LISTEN_FDS", num, 1);
@@ -169,8 +164,8 @@ exec_successor(int wfd, const int *fds, const char *const *names, size_t n)
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	execv(up.exe, up.argv);
 	/* The helper reads this as the reason. */
-	(void)snprintf(fdnames, sizeof(fdnames), "E%d\n", errno);
-	(void)!write(w, fdnames, strlen(fdnames));
+	(void)snprintf(num, sizeof(num), "E%d\n", errno);
+	(void)!write(w, num, strlen(num));
 	_exit(127);
 }
 
@@ -214,7 +209,7 @@ reap_failed(pid_t pid, int timed_out, char *out, size_t len)
 }
 
 static void
-helper_upgrade(int chan, const int *fds, const char *const *names, size_t n)
+helper_upgrade(int chan, const int *fds, size_t n, const char *fdnames)
 {
 	long long deadline = tw_mono_ms() + UPGRADE_READY_SECS * 1000LL;
 	char buf[32], why[160];
@@ -234,7 +229,7 @@ helper_upgrade(int chan, const int *fds, const char *const *names, size_t n)
 		return;
 	}
 	if (pid == 0)
-		exec_successor(p[1], fds, names, n);
+		exec_successor(p[1], fds, n, fdnames);
 	close(p[1]);
 	helper_say(chan, UPGRADE_STARTED, pid, "%s", up.exe);
 	for (;;) {
@@ -273,16 +268,55 @@ helper_upgrade(int chan, const int *fds, const char *const *names, size_t n)
 	close(p[0]);
 }
 
+/*
+ * The listener's first message: the descriptors to hand over (SCM_RIGHTS)
+ * and their LISTEN_FDNAMES, one name each. Returns how many, or exits
+ * when the listener is gone or the message is not that.
+ */
+static size_t
+helper_take_sockets(int chan, int *fds, char *fdnames, size_t namelen)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(UPGRADE_FDS_MAX * sizeof(int))];
+	} ctl;
+	struct iovec iov = { fdnames, namelen - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	size_t n, i, colons = 0;
+	ssize_t r;
+
+	do
+		r = recvmsg(chan, &mh, MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	c = CMSG_FIRSTHDR(&mh);
+	if (r <= 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || c == NULL ||
+	    c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+		_exit(r == 0 ? 0 : 1);
+	n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+	memcpy(fds, CMSG_DATA(c), n * sizeof(int));
+	fdnames[r] = '\0';
+	for (i = 0; i < (size_t)r; i++)
+		colons += fdnames[i] == ':';
+	if (n == 0 || n > UPGRADE_FDS_MAX || colons + 1 != n)
+		_exit(1);
+	return n;
+}
+
 static void __attribute__((noreturn))
-helper_main(int chan, const int *fds, const char *const *names, size_t n)
+helper_main(int chan)
 {
 	static const int ignored[] = { SIGHUP, SIGINT, SIGUSR2, SIGPIPE };
-	size_t i;
+	char fdnames[UPGRADE_FDS_MAX * 24];
+	int fds[UPGRADE_FDS_MAX];
+	size_t i, n;
 
 	log_set_role("upgrade-helper");
 	/* A `killall -HUP twinftpd` or `-USR2` is meant for the listener. */
 	for (i = 0; i < TW_ARRAY_LEN(ignored); i++)
 		(void)signal(ignored[i], SIG_IGN);
+	n = helper_take_sockets(chan, fds, fdnames, sizeof(fdnames));
 	for (;;) {
 		char req;
 		ssize_t r = recv(chan, &req, 1, 0);
@@ -296,18 +330,16 @@ helper_main(int chan, const int *fds, const char *const *names, size_t n)
 				continue;
 			_exit(1);
 		}
-		helper_upgrade(chan, fds, names, n);
+		helper_upgrade(chan, fds, n, fdnames);
 	}
 }
 
 int
-upgrade_helper_start(const int *fds, const char *const *names, size_t n)
+upgrade_helper_start(void)
 {
 	int sv[2];
 	pid_t pid;
 
-	if (n > UPGRADE_FDS_MAX)
-		bug("%s: %zu descriptors", __func__, n);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
 		tw_log(TW_LOG_ERR, "upgrade helper: socketpair: %s; SIGUSR2 will be refused",
 		       strerror(errno));
@@ -335,7 +367,7 @@ upgrade_helper_start(const int *fds, const char *const *names, size_t n)
 		pid = fork();
 		if (pid != 0)
 			_exit(pid < 0 ? 1 : 0);
-		helper_main(sv[1], fds, names, n);
+		helper_main(sv[1]);
 	}
 	close(sv[1]);
 	{
@@ -350,10 +382,50 @@ upgrade_helper_start(const int *fds, const char *const *names, size_t n)
 			return -1;
 		}
 	}
-	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) != 0)
-		die("upgrade helper: fcntl: %s", strerror(errno));
 	up.chan = sv[0];
 	return 0;
+}
+
+void
+upgrade_helper_give(const int *fds, const char *const *names, size_t n)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(UPGRADE_FDS_MAX * sizeof(int))];
+	} ctl;
+	char fdnames[UPGRADE_FDS_MAX * 24] = "";
+	struct iovec iov = { fdnames, 0 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf };
+	struct cmsghdr *c;
+	size_t i;
+
+	if (up.chan < 0)
+		return;
+	if (n == 0 || n > UPGRADE_FDS_MAX)
+		bug("%s: %zu descriptors", __func__, n);
+	for (i = 0; i < n; i++)
+		if (tw_strlcpy(fdnames + strlen(fdnames), i > 0 ? ":" : "",
+			       sizeof(fdnames) - strlen(fdnames)) != 0 ||
+		    tw_strlcpy(fdnames + strlen(fdnames), names[i],
+			       sizeof(fdnames) - strlen(fdnames)) != 0)
+			bug("%s: names too long", __func__);
+	iov.iov_len = strlen(fdnames);
+	memset(&ctl, 0, sizeof(ctl));
+	mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	if (sendmsg(up.chan, &mh, MSG_NOSIGNAL) != (ssize_t)iov.iov_len) {
+		tw_log(TW_LOG_ERR, "upgrade helper: handing it the sockets: %s; SIGUSR2 will "
+		       "be refused", strerror(errno));
+		close(up.chan);
+		up.chan = -1;
+		return;
+	}
+	if (fcntl(up.chan, F_SETFL, O_NONBLOCK) != 0)
+		die("upgrade helper: fcntl: %s", strerror(errno));
 }
 
 int

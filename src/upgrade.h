@@ -52,11 +52,17 @@ int upgrade_is_successor(void);
 void upgrade_signal_ready(void);
 
 /*
- * In the listener, before its filter and before any session: forks the
- * helper holding the n descriptors fds (named names[i]). Logs and
- * returns -1 if it cannot (SIGUSR2 is then refused with a log line).
+ * In the standalone daemon, before it binds (so that the fork costs no
+ * time after its port is open): forks the helper. Logs and returns -1 if
+ * it cannot (SIGUSR2 is then refused with a log line).
  */
-int upgrade_helper_start(const int *fds, const char *const *names, size_t n);
+int upgrade_helper_start(void);
+
+/*
+ * In the listener, before its filter: gives the helper the n descriptors
+ * fds to hand over, named names[i] (UPGRADE_NAME_*). Logged if it fails.
+ */
+void upgrade_helper_give(const int *fds, const char *const *names, size_t n);
 
 /* The listener's end of the channel to the helper, to poll (-1: none). */
 int upgrade_helper_fd(void);
