@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,6 +41,8 @@
 #include "src/reload.h"
 #include "src/session.h"
 #include "src/session_table.h"
+#include "src/status.h"
+#include "src/upgrade.h"
 
 /* sd_listen_fds(3): the first descriptor a service manager passes. */
 #define SD_LISTEN_FDS_START 3
@@ -122,7 +125,7 @@ refuse(int fd, int tls, const char *text)
 void
 listener_child_setup(int keep_fd)
 {
-	int keep[] = { log_fd(), log_xferlog_fd(), keep_fd, tw_rt.netns_fd,
+	int keep[] = { log_fd(), log_xferlog_fd(), keep_fd, tw_rt.netns_fd, tw_rt.login_note_fd,
 		       listener_proxy_chan };
 	static const int defaults[] = { SIGCHLD, SIGTERM, SIGINT };
 	sigset_t none;
@@ -133,11 +136,12 @@ listener_child_setup(int keep_fd)
 		if (signal(defaults[i], SIG_DFL) == SIG_ERR)
 			die("signal %d: %s", defaults[i], strerror(errno));
 	/*
-	 * SIGHUP reloads the listener; a session keeps its settings, so an
-	 * operator's `killall -HUP twinftpd` must not end it either.
+	 * SIGHUP reloads the listener and SIGUSR2 upgrades it; a session
+	 * keeps its settings and its binary, so an operator's
+	 * `killall -HUP twinftpd` must not end it either.
 	 */
-	if (signal(SIGHUP, SIG_IGN) == SIG_ERR)
-		die("signal SIGHUP: %s", strerror(errno));
+	if (signal(SIGHUP, SIG_IGN) == SIG_ERR || signal(SIGUSR2, SIG_IGN) == SIG_ERR)
+		die("signal SIGHUP/SIGUSR2: %s", strerror(errno));
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) != 0)
 		die("sigprocmask: %s", strerror(errno));
@@ -464,17 +468,45 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 }
 
 /*
+ * The name LISTEN_FDNAMES gives descriptor i (colon-separated), in out;
+ * "" when it names none.
+ */
+static void
+fd_name(const char *names, size_t i, char *out, size_t len)
+{
+	const char *p = names, *end;
+
+	out[0] = '\0';
+	for (; i > 0; i--) {
+		p = strchr(p, ':');
+		if (p == NULL)
+			return;
+		p++;
+	}
+	end = strchr(p, ':');
+	if (end == NULL)
+		end = p + strlen(p);
+	if ((size_t)(end - p) < len) {
+		memcpy(out, p, (size_t)(end - p));
+		out[end - p] = '\0';
+	}
+}
+
+/*
  * Sockets a service manager bound for us (systemd's socket activation,
- * sd_listen_fds(3)): LISTEN_FDS descriptors from 3 on, meant for us
- * when LISTEN_PID is our pid. Each must be a listening stream socket;
- * each serves as listen_port would (implicit FTPS with implicit_ssl).
- * The variables are removed so that no session sees them. 1 when they
- * are in ls, 0 when there are none.
+ * sd_listen_fds(3)), or the listener before an upgrade handed over:
+ * LISTEN_FDS descriptors from 3 on, meant for us when LISTEN_PID is our
+ * pid. Each must be a listening stream socket; each serves as
+ * listen_port would (implicit FTPS with implicit_ssl), except those an
+ * upgrade names (LISTEN_FDNAMES, src/upgrade.h): implicit FTPS or not as
+ * they were, and the status socket. The variables are removed so that
+ * no session sees them. 1 when they are in ls, 0 when there are none.
  */
 static int
 inherited_sockets(const struct tw_config *cfg, struct listen_socks *ls)
 {
 	const char *pid_s = getenv("LISTEN_PID"), *n_s = getenv("LISTEN_FDS");
+	const char *names = getenv("LISTEN_FDNAMES");
 	unsigned long n;
 	char *end;
 	int fd;
@@ -488,25 +520,37 @@ inherited_sockets(const struct tw_config *cfg, struct listen_socks *ls)
 	n = strtoul(n_s, &end, 10);
 	if (*end != '\0' || n == 0)
 		return 0;
-	if (n > LISTEN_SOCKS_MAX)
+	if (n > LISTEN_SOCKS_MAX + 1)
 		die("LISTEN_FDS=%lu: at most %d listening sockets", n, LISTEN_SOCKS_MAX);
 	for (fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + (int)n; fd++) {
 		int type = 0, acc = 0, fl;
 		socklen_t len = sizeof(type);
+		char name[32];
 
+		fd_name(names != NULL ? names : "", (size_t)(fd - SD_LISTEN_FDS_START), name,
+			sizeof(name));
+		if (strcmp(name, UPGRADE_NAME_STATUS) == 0 && ls->status_fd < 0) {
+			ls->status_fd = fd;
+			continue;
+		}
 		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 ||
 		    type != SOCK_STREAM ||
 		    (len = sizeof(acc), getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len)) != 0 ||
 		    !acc)
 			die("LISTEN_FDS: descriptor %d is not a listening stream socket "
 			    "(with listen=YES the socket unit needs Accept=no)", fd);
+		if (ls->n == LISTEN_SOCKS_MAX)
+			die("LISTEN_FDS=%lu: at most %d listening sockets", n, LISTEN_SOCKS_MAX);
 		fl = fcntl(fd, F_GETFL);
 		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0 ||
 		    fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
 			die("LISTEN_FDS: descriptor %d: %s", fd, strerror(errno));
-		ls->implicit_tls[ls->n] = cfg->implicit_ssl;
+		ls->implicit_tls[ls->n] = strcmp(name, UPGRADE_NAME_FTPS) == 0 ? 1 :
+					  strcmp(name, UPGRADE_NAME_FTP) == 0 ? 0 : cfg->implicit_ssl;
 		ls->fd[ls->n++] = fd;
 	}
+	if (ls->n == 0)
+		die("LISTEN_FDS: no listening socket for FTP among the %lu passed", n);
 	ls->inherited = 1;
 	unsetenv("LISTEN_PID");
 	unsetenv("LISTEN_FDS");
@@ -520,25 +564,27 @@ listener_bind(const struct tw_config *cfg, struct listen_socks *ls)
 	unsigned ports[2] = { cfg->listen_port, cfg->implicit_ssl_port };
 	size_t i;
 
-	if (inherited_sockets(cfg, ls) != 0)
-		return;
-	for (i = 0; i < 2 && ports[i] != 0; i++) {
-		int tls = cfg->implicit_ssl || i == 1;
+	ls->status_fd = -1;
+	if (inherited_sockets(cfg, ls) == 0) {
+		for (i = 0; i < 2 && ports[i] != 0; i++) {
+			int tls = cfg->implicit_ssl || i == 1;
 
-		if (cfg->listen) {
-			ls->implicit_tls[ls->n] = tls;
-			ls->fd[ls->n++] = open_listen_socket(AF_INET, cfg->listen_address,
-							     ports[i], 0);
-		}
-		if (cfg->listen_ipv6) {
-			ls->implicit_tls[ls->n] = tls;
-			ls->fd[ls->n++] = open_listen_socket(AF_INET6, cfg->listen_address6,
-							     ports[i], cfg->listen);
+			if (cfg->listen) {
+				ls->implicit_tls[ls->n] = tls;
+				ls->fd[ls->n++] = open_listen_socket(AF_INET, cfg->listen_address,
+								     ports[i], 0);
+			}
+			if (cfg->listen_ipv6) {
+				ls->implicit_tls[ls->n] = tls;
+				ls->fd[ls->n++] = open_listen_socket(AF_INET6, cfg->listen_address6,
+								     ports[i], cfg->listen);
+			}
 		}
 	}
+	ls->status_fd = status_socket_open(cfg->status_socket, ls->status_fd);
 }
 
-/* SIGCHLD, SIGTERM, SIGINT and SIGHUP come through a descriptor the loop polls. */
+/* SIGCHLD, SIGTERM, SIGINT, SIGHUP and SIGUSR2 come through a descriptor the loop polls. */
 static int
 signals_to_fd(void)
 {
@@ -550,6 +596,7 @@ signals_to_fd(void)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0)
 		die("sigprocmask: %s", strerror(errno));
 	sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -559,82 +606,328 @@ signals_to_fd(void)
 }
 
 /*
+ * The listener's own state beside its tables: its sockets (closed when
+ * it hands over to a new listener) and the upgrade's progress.
+ */
+static struct {
+	struct listen_socks socks;
+	int note_fd;			/* login notes from monitors (SO_PASSCRED) */
+	enum { UPG_IDLE, UPG_STARTING, UPG_HANDED_OVER } upgrade;
+	pid_t successor;
+} L = { .note_fd = -1 };
+
+/* Bounded: one wake-up reads at most this many login notes. */
+#define NOTE_BATCH 256
+
+/*
+ * Who logged in, from each monitor (struct session_login_note): the
+ * sender's pid is the kernel's (SCM_CREDENTIALS), never the message's.
+ * Read before reaping, so that a note of a session that just ended is
+ * dropped, not given to a new session with a reused pid.
+ */
+static void
+read_login_notes(void)
+{
+	int budget = NOTE_BATCH;
+
+	while (L.note_fd >= 0 && budget-- > 0) {
+		struct session_login_note note;
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(struct ucred))];
+		} ctl;
+		struct iovec iov = { &note, sizeof(note) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+		struct cmsghdr *c;
+		ssize_t r = recvmsg(L.note_fd, &mh, MSG_DONTWAIT);
+		size_t i;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return;
+		c = CMSG_FIRSTHDR(&mh);
+		if (r != (ssize_t)sizeof(note) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+		    c == NULL || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_CREDENTIALS ||
+		    c->cmsg_len != CMSG_LEN(sizeof(struct ucred)))
+			continue;
+		note.user[sizeof(note.user) - 1] = '\0';
+		/* Shown on an operator's terminal: no control characters. */
+		for (i = 0; note.user[i] != '\0'; i++)
+			if ((unsigned char)note.user[i] < 0x20 || note.user[i] == 0x7f)
+				note.user[i] = '?';
+		{
+			struct ucred cred;
+
+			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+			sessions_set_login(cred.pid, note.user, note.anonymous != 0);
+		}
+	}
+}
+
+/*
+ * At start, before any fork: the socket monitors send their login note on.
+ * A datagram socket queues only net.unix.max_dgram_qlen (10) messages, so
+ * a burst of logins waits for the listener to read (it does between any
+ * two events) rather than lose names; NOTE_SEND_TIMEOUT_MS bounds that
+ * wait should the listener be stuck.
+ */
+#define NOTE_SEND_TIMEOUT_MS 1000
+
+static void
+login_notes_open(void)
+{
+	struct timeval tv = { NOTE_SEND_TIMEOUT_MS / 1000, (NOTE_SEND_TIMEOUT_MS % 1000) * 1000 };
+	int sv[2], one = 1;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0 ||
+	    setsockopt(sv[1], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
+	    fcntl(sv[0], F_SETFL, O_NONBLOCK) != 0 || shutdown(sv[1], SHUT_RD) != 0)
+		die("socketpair for login notes: %s", strerror(errno));
+	L.note_fd = sv[0];
+	tw_rt.login_note_fd = sv[1];
+}
+
+/*
+ * The new listener is ready: stop accepting (it accepts on the same
+ * sockets), end the ready pairs, and wait for the sessions to end.
+ */
+static void
+hand_over(pid_t successor)
+{
+	char note[128];
+	size_t i;
+
+	tw_log(TW_LOG_INFO, "upgrade: new listener pid %d is ready; this listener stops "
+	       "accepting and exits once its %zu sessions have ended", (int)successor,
+	       sessions_count());
+	for (i = 0; i < L.socks.n; i++)
+		close(L.socks.fd[i]);
+	L.socks.n = 0;
+	status_stop(0);
+	pool_drain();
+	upgrade_helper_stop();
+	/* The service manager now follows the new listener (MAINPID). */
+	sdnotify_close();
+	L.upgrade = UPG_HANDED_OVER;
+	L.successor = successor;
+	(void)snprintf(note, sizeof(note), "handed over to pid %d", (int)successor);
+	status_set_upgrade_note(note);
+}
+
+static void
+upgrade_on_signal(void)
+{
+	if (L.upgrade == UPG_STARTING) {
+		tw_log(TW_LOG_WARN, "SIGUSR2 ignored: an upgrade is in progress (new listener "
+		       "pid %d not ready yet)", (int)L.successor);
+		return;
+	}
+	if (L.upgrade == UPG_HANDED_OVER) {
+		tw_log(TW_LOG_WARN, "SIGUSR2 ignored: this listener handed over to pid %d and "
+		       "waits for its %zu sessions to end", (int)L.successor, sessions_count());
+		return;
+	}
+	if (upgrade_request() != 0)
+		return;
+	L.upgrade = UPG_STARTING;
+	L.successor = 0;
+	status_set_upgrade_note("in progress: new listener starting");
+}
+
+static void
+upgrade_on_event(void)
+{
+	char note[128];
+	pid_t pid = 0;
+
+	switch (upgrade_read_event(&pid)) {
+	case UPGRADE_NOTHING:
+		break;
+	case UPGRADE_STARTED:
+		L.successor = pid;
+		(void)snprintf(note, sizeof(note), "in progress: new listener pid %d starting",
+			       (int)pid);
+		status_set_upgrade_note(note);
+		break;
+	case UPGRADE_READY:
+		hand_over(pid);
+		break;
+	case UPGRADE_FAILED:
+	case UPGRADE_HELPER_GONE:
+		if (L.upgrade == UPG_STARTING) {
+			L.upgrade = UPG_IDLE;
+			status_set_upgrade_note("");
+		}
+		break;
+	}
+}
+
+/*
  * Drains every pending signal, then reaps once (a batch of SIGCHLDs is
  * one wake-up) and reloads once (however many SIGHUPs came meanwhile).
  */
 static void
-handle_signals(struct tw_config *cfg, int sigfd, const struct listen_socks *ls)
+handle_signals(struct tw_config *cfg, int sigfd)
 {
 	struct signalfd_siginfo si;
-	int got_child = 0, got_hup = 0;
+	int got_child = 0, got_hup = 0, got_usr2 = 0;
 
 	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			got_child = 1;
 		else if (si.ssi_signo == SIGHUP)
 			got_hup = 1;
-		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-			shutdown_sessions(cfg, ls->fd, ls->n);
+		else if (si.ssi_signo == SIGUSR2)
+			got_usr2 = 1;
+		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			/* Stopping means stopping: not a new listener serving on. */
+			if (L.upgrade == UPG_STARTING && L.successor > 0) {
+				tw_log(TW_LOG_INFO, "upgrade abandoned: ending the new "
+				       "listener pid %d", (int)L.successor);
+				kill(L.successor, SIGTERM);
+			}
+			status_stop(L.upgrade != UPG_HANDED_OVER);
+			shutdown_sessions(cfg, L.socks.fd, L.socks.n);
+		}
 	}
-	if (got_child)
+	if (got_child) {
+		read_login_notes();
 		reap_children(cfg);
-	if (got_hup)
+	}
+	if (got_hup && L.upgrade == UPG_HANDED_OVER)
+		tw_log(TW_LOG_WARN, "SIGHUP ignored: this listener handed over to pid %d",
+		       (int)L.successor);
+	else if (got_hup)
 		listener_reload(cfg);
+	if (got_usr2)
+		upgrade_on_signal();
 }
+
+/* What the helper is given to hand over: the sockets, named (src/upgrade.h). */
+static void
+upgrade_helper_for(const struct listen_socks *ls)
+{
+	int fds[LISTEN_SOCKS_MAX + 1];
+	const char *names[LISTEN_SOCKS_MAX + 1];
+	size_t i, n = 0;
+
+	for (i = 0; i < ls->n; i++) {
+		fds[n] = ls->fd[i];
+		names[n++] = ls->implicit_tls[i] ? UPGRADE_NAME_FTPS : UPGRADE_NAME_FTP;
+	}
+	if (ls->status_fd >= 0) {
+		fds[n] = ls->status_fd;
+		names[n++] = UPGRADE_NAME_STATUS;
+	}
+	upgrade_helper_give(fds, names, n);
+}
+
+static void
+log_listening(const struct tw_config *cfg, const struct listen_socks *ls)
+{
+	const char *tls = !cfg->ssl_enable ? "" : cfg->implicit_ssl ? ", implicit FTPS"
+								  : ", FTPS (AUTH TLS)";
+
+	if (ls->inherited && upgrade_is_successor())
+		tw_log(TW_LOG_INFO, "twinftpd listening on %zu socket%s handed over by the "
+		       "listener before the upgrade (SIGUSR2)%s", ls->n, ls->n == 1 ? "" : "s", tls);
+	else if (ls->inherited)
+		tw_log(TW_LOG_INFO, "twinftpd listening on %zu socket%s from the service "
+		       "manager (LISTEN_FDS; listen_address, listen_port and "
+		       "implicit_ssl_port unused)%s", ls->n, ls->n == 1 ? "" : "s", tls);
+	else
+		tw_log(TW_LOG_INFO, "twinftpd listening on port %u (%s%s%s)%s", cfg->listen_port,
+		       cfg->listen ? "IPv4" : "", cfg->listen && cfg->listen_ipv6 ? ", " : "",
+		       cfg->listen_ipv6 ? "IPv6" : "", tls);
+	if (!ls->inherited && cfg->implicit_ssl_port != 0)
+		tw_log(TW_LOG_INFO, "implicit FTPS on port %u", cfg->implicit_ssl_port);
+}
+
+/* Room in the poll set: the sockets, signals, notes, proxied clients, the
+ * helper, the status socket and its clients. */
+#define POLL_MAX (LISTEN_SOCKS_MAX + 4 + 1 + STATUS_CLIENTS_MAX)
 
 void
 listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 {
-	struct pollfd pfd[LISTEN_SOCKS_MAX + 2];
-	size_t nl = ls->n, i;
+	struct pollfd pfd[POLL_MAX];
 	int sigfd;
 
 	log_set_role("listener");
+	L.socks = *ls;
+	/* First: a SIGHUP or SIGTERM from now on is queued, not fatal. */
 	sigfd = signals_to_fd();
+	/* Before the filter (which forbids execve) and before any session. */
+	upgrade_helper_for(ls);
+	login_notes_open();
 	sessions_init();
 	proxy_channel_open();
 	pool_init(cfg);
+	status_start(ls->status_fd);
 	sandbox_apply(ROLE_LISTENER, cfg);
-	if (ls->inherited)
-		tw_log(TW_LOG_INFO, "twinftpd listening on %zu socket%s from the service "
-		       "manager (LISTEN_FDS; listen_address, listen_port and "
-		       "implicit_ssl_port unused)%s", ls->n, ls->n == 1 ? "" : "s",
-		       !cfg->ssl_enable ? "" : cfg->implicit_ssl ? ", implicit FTPS"
-							  : ", FTPS (AUTH TLS)");
-	else
-		tw_log(TW_LOG_INFO, "twinftpd listening on port %u (%s%s%s)%s", cfg->listen_port,
-		       cfg->listen ? "IPv4" : "", cfg->listen && cfg->listen_ipv6 ? ", " : "",
-		       cfg->listen_ipv6 ? "IPv6" : "",
-		       !cfg->ssl_enable ? "" : cfg->implicit_ssl ? ", implicit FTPS"
-							  : ", FTPS (AUTH TLS)");
-	if (!ls->inherited && cfg->implicit_ssl_port != 0)
-		tw_log(TW_LOG_INFO, "implicit FTPS on port %u", cfg->implicit_ssl_port);
-	sdnotify_ready();
-
-	for (i = 0; i < nl; i++) {
-		pfd[i].fd = ls->fd[i];
-		pfd[i].events = POLLIN;
+	log_listening(cfg, ls);
+	if (upgrade_is_successor()) {
+		/* Some ready pairs before the old listener stops taking clients. */
+		(void)pool_refill(cfg);
+		tw_log(TW_LOG_INFO, "upgrade: ready; the listener before this one stops accepting");
 	}
-	pfd[nl].fd = sigfd;
-	pfd[nl].events = POLLIN;
-	pfd[nl + 1].fd = proxy_chan_in;
-	pfd[nl + 1].events = POLLIN;
+	sdnotify_ready();
+	upgrade_signal_ready();
+
 	for (;;) {
 		/* Refill between events; poll without waiting while short. */
-		int wait_ms = pool_refill(cfg);
+		int wait_ms = status_poll_timeout(pool_refill(cfg));
+		size_t n = 0, i, sig_i, note_i, proxy_i, st_i, nst;
+		int up_i = -1;
 
-		if (poll(pfd, nl + 2, wait_ms) < 0) {
+		for (i = 0; i < L.socks.n; i++) {
+			pfd[n].fd = L.socks.fd[i];
+			pfd[n++].events = POLLIN;
+		}
+		sig_i = n;
+		pfd[n].fd = sigfd;
+		pfd[n++].events = POLLIN;
+		note_i = n;
+		pfd[n].fd = L.note_fd;
+		pfd[n++].events = POLLIN;
+		proxy_i = n;
+		pfd[n].fd = proxy_chan_in;
+		pfd[n++].events = POLLIN;
+		if (upgrade_helper_fd() >= 0) {
+			up_i = (int)n;
+			pfd[n].fd = upgrade_helper_fd();
+			pfd[n++].events = POLLIN;
+		}
+		st_i = n;
+		nst = status_pollfds(&pfd[n], POLL_MAX - n);
+		n += nst;
+		if (poll(pfd, n, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			die("poll: %s", strerror(errno));
 		}
-		if (pfd[nl].revents & POLLIN)
-			handle_signals(cfg, sigfd, ls);
+		if (pfd[note_i].revents & POLLIN)
+			read_login_notes();
+		if (pfd[sig_i].revents & POLLIN)
+			handle_signals(cfg, sigfd);
 		/* Before new connections: a client waits for each answer. */
-		if (pfd[nl + 1].revents & POLLIN)
+		if (pfd[proxy_i].revents & POLLIN)
 			proxied_clients(cfg);
-		for (i = 0; i < nl; i++)
+		if (up_i >= 0 && pfd[up_i].revents != 0)
+			upgrade_on_event();
+		/* hand_over() may have closed them: only the ones polled, if still open. */
+		for (i = 0; i < sig_i && i < L.socks.n; i++)
 			if (pfd[i].revents & POLLIN)
-				accept_all(cfg, ls->fd[i], ls->implicit_tls[i]);
+				accept_all(cfg, L.socks.fd[i], L.socks.implicit_tls[i]);
+		if (L.upgrade != UPG_HANDED_OVER)
+			status_events(&pfd[st_i], nst, cfg);
+		if (L.upgrade == UPG_HANDED_OVER && sessions_count() == 0) {
+			tw_log(TW_LOG_INFO, "upgrade: the last session of this listener ended; "
+			       "pid %d serves on, this one exits", (int)L.successor);
+			exit(0);
+		}
 	}
 }

@@ -16,19 +16,23 @@ struct listen_socks {
 	/* Sessions start with TLS there (implicit FTPS): no plaintext 421. */
 	int implicit_tls[LISTEN_SOCKS_MAX];
 	size_t n;
-	int inherited;		/* from the service manager (LISTEN_FDS) */
+	int inherited;		/* from the service manager (LISTEN_FDS) or an upgrade */
+	int status_fd;		/* status_socket, -1: none */
 };
 
 /*
- * Takes the listening sockets a service manager passed (LISTEN_FDS), or
- * else binds the configured ones; dies if one cannot be bound. Called
- * before the daemon detaches, so that the operator sees why.
+ * Takes the listening sockets a service manager or the listener before an
+ * upgrade passed (LISTEN_FDS), or else binds the configured ones; dies if
+ * one cannot be bound. Opens status_socket (or keeps the one an upgrade
+ * passed). Called before the daemon detaches, so that the operator sees why.
  */
 void listener_bind(const struct tw_config *cfg, struct listen_socks *ls);
 
 /*
  * Accepts on ls, enforces limits, hands each connection to a session.
- * SIGHUP replaces *cfg with the configuration read again (src/reload.h).
+ * SIGHUP replaces *cfg with the configuration read again (src/reload.h);
+ * SIGUSR2 upgrades (src/upgrade.h): once the new listener is ready this
+ * one stops accepting and exits 0 when its last session has ended.
  */
 void listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 	__attribute__((noreturn));

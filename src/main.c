@@ -1,5 +1,5 @@
 /*
- * twinftpd [-t] [-o name=value]... [config-file]
+ * twinftpd [-t | -S] [-o name=value]... [config-file]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +23,8 @@
 #include "privsep/monitor.h"
 #include "src/session.h"
 #include "src/startcheck.h"
+#include "src/status.h"
+#include "src/upgrade.h"
 #include "sandbox/sandbox.h"
 #include "src/common/util.h"
 #include "src/tls.h"
@@ -33,7 +35,7 @@
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: twinftpd [-t] [-o name=value]... [config-file]\n"
+	fprintf(stderr, "usage: twinftpd [-t | -S] [-o name=value]... [config-file]\n"
 		"       twinftpd -v | --dump-man-options\n");
 	exit(2);
 }
@@ -155,9 +157,19 @@ run_listener(struct tw_config *cfg)
 	struct listen_socks ls;
 
 	sdnotify_init();
+	/* Before the bind: from then on clients may come, and tests look. */
+	(void)upgrade_helper_start();
 	listener_bind(cfg, &ls);
-	if (cfg->background)
+	/*
+	 * A successor is a child already (of the helper, in the old
+	 * listener's session): it only leaves that session and its terminal.
+	 */
+	if (cfg->background && upgrade_is_successor()) {
+		(void)setsid();
+		stdio_to_null();
+	} else if (cfg->background) {
 		daemonize();
+	}
 	listener_run(cfg, &ls);
 }
 
@@ -175,9 +187,9 @@ run_inetd(const struct tw_config *cfg)
 		die("inetd mode: %s", strerror(errno));
 	stdio_to_null();
 	/* As in every session process: a `pkill -HUP twinftpd` meant for a
-	 * listener (logrotate's) must not end this one. */
-	if (signal(SIGHUP, SIG_IGN) == SIG_ERR)
-		die("signal SIGHUP: %s", strerror(errno));
+	 * listener (logrotate's), or -USR2 (an upgrade), must not end this one. */
+	if (signal(SIGHUP, SIG_IGN) == SIG_ERR || signal(SIGUSR2, SIG_IGN) == SIG_ERR)
+		die("signal SIGHUP/SIGUSR2: %s", strerror(errno));
 	log_set_role("monitor");
 	session_run(cfg, fd);
 }
@@ -220,18 +232,21 @@ main(int argc, char **argv)
 	static struct tw_config cfg;
 	static const char *overrides[MAX_OVERRIDES];
 	static struct config_source src;
-	int check_only = 0;
+	int check_only = 0, status_only = 0;
 	unsigned errors = 0;
 	size_t i;
 	char err[CONFIG_MAX_MSG + 256];
 
 	tls_heap_install();
+	upgrade_set_command(argc, argv);
 
 	for (i = 1; i < (size_t)argc; i++) {
 		const char *a = argv[i];
 
-		if (strcmp(a, "-t") == 0) {
+		if (strcmp(a, "-t") == 0 && !status_only) {
 			check_only = 1;
+		} else if (strcmp(a, "-S") == 0 && !check_only) {
+			status_only = 1;
 		} else if (strcmp(a, "-o") == 0) {
 			if (++i >= (size_t)argc || src.noverrides >= TW_ARRAY_LEN(overrides))
 				usage();
@@ -269,6 +284,12 @@ main(int argc, char **argv)
 						report_problem, NULL);
 	check_origin = src.path;
 	errors += config_check_all(&cfg, report_problem, NULL);
+	/* -S needs status_socket alone: not the certificate, not root. */
+	if (status_only) {
+		if (errors != 0)
+			return 1;
+		return status_print(cfg.status_socket);
+	}
 	/*
 	 * The certificate and key: -t checks them as a start would, once
 	 * the TLS options themselves are sound.

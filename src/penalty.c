@@ -170,3 +170,28 @@ penalty_active(const struct tw_config *cfg, const struct addr_key *a)
 		return PENALTY_BAD_SESSIONS;
 	return PENALTY_NONE;
 }
+
+int
+penalty_next_active(const struct tw_config *cfg, size_t *pos, struct addr_key *a,
+		    enum penalty_reason *why, long long *secs_left)
+{
+	long long now = tw_mono_ms();
+
+	for (; *pos < PENALTY_SLOTS; (*pos)++) {
+		const struct penalty_slot *p = &penalties[*pos];
+		long long ms = 0;
+
+		*why = penalty_active(cfg, &p->addr);
+		if (*why == PENALTY_NONE || penalty_slot(cfg, &p->addr, 0) != p)
+			continue;
+		if (*why == PENALTY_FAILED_LOGINS)
+			ms = fails_refused_ms(cfg, p, now);
+		else
+			ms = p->banned_until * MS_PER_SEC - now;
+		*a = p->addr;
+		*secs_left = (ms + MS_PER_SEC - 1) / MS_PER_SEC;
+		(*pos)++;
+		return 0;
+	}
+	return -1;
+}

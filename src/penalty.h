@@ -7,6 +7,8 @@
 #ifndef TW_PENALTY_H
 #define TW_PENALTY_H
 
+#include <stddef.h>
+
 struct tw_config;
 struct addr_key;
 
@@ -27,5 +29,13 @@ void penalty_record(const struct tw_config *cfg, const struct addr_key *a,
 
 /* Whether, and why, address a is refused now. */
 enum penalty_reason penalty_active(const struct tw_config *cfg, const struct addr_key *a);
+
+/*
+ * Walks the penalties in force (twinftpd -S): start with *pos = 0; each
+ * call gives the next refused address, why and the seconds it has left,
+ * and returns 0, or -1 at the end.
+ */
+int penalty_next_active(const struct tw_config *cfg, size_t *pos, struct addr_key *a,
+			enum penalty_reason *why, long long *secs_left);
 
 #endif

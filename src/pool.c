@@ -83,6 +83,7 @@ static struct {
 	unsigned target;
 	time_t resized;			/* last growth or shrink */
 	long long last_accept_ms;	/* refills wait for a quiet moment */
+	int drained;			/* handed over to a new listener: no refill */
 } pool;
 
 static unsigned
@@ -247,6 +248,35 @@ pool_spawn(const struct tw_config *cfg)
 }
 
 void
+pool_drain(void)
+{
+	pool.drained = 1;
+	pool.target = 0;
+	while (pool.n > 0)
+		close(pool.slots[--pool.n].chan);
+	while (pool.nretiring > 0)
+		close(pool.retiring[--pool.nretiring].chan);
+}
+
+size_t
+pool_ready(void)
+{
+	return pool.n;
+}
+
+unsigned
+pool_target(void)
+{
+	return pool.target;
+}
+
+size_t
+pool_retiring(void)
+{
+	return pool.nretiring;
+}
+
+void
 pool_note_accept(void)
 {
 	pool.last_accept_ms = tw_mono_ms();
@@ -314,6 +344,8 @@ pool_refill(const struct tw_config *cfg)
 	time_t now = tw_mono_sec();
 	long long quiet;
 
+	if (pool.drained)
+		return -1;
 	if (pool.target > cfg->prefork_sessions && now - pool.resized >= POOL_SHRINK_SECS)
 		pool_shrink(cfg, now);
 	if (pool.n > pool.target || pool.nretiring > 0) {

@@ -38,6 +38,18 @@ int pool_hand_off(int cfd, pid_t *pid);
  */
 void pool_reload(const struct tw_config *cfg);
 
+/*
+ * An upgrade handed over (SIGUSR2): every ready pair is ended now (its
+ * channel closed) and the pool never refills again.
+ */
+void pool_drain(void);
+
+/* For twinftpd -S: pairs ready for a client, the size wanted now, and
+ * pairs being retired after a reload. */
+size_t pool_ready(void);
+unsigned pool_target(void);
+size_t pool_retiring(void);
+
 /* A connection found the pool empty: it should hold one more pair. */
 void pool_missed(const struct tw_config *cfg);
 

@@ -20,10 +20,12 @@
 static const char *const restart_only[] = {
 	"listen", "listen_ipv6", "listen_address", "listen_address6", "listen_port",
 	"implicit_ssl_port", "background", "seccomp_sandbox", "seccomp_log_only",
-	"isolate_network", "isolate",
+	"isolate_network", "isolate", "status_socket",
 };
 
 static const struct config_source *source;
+/* Reloads that took effect: the configuration's generation (twinftpd -S). */
+static unsigned long generation;
 
 int
 config_source_read(struct tw_config *cfg, const struct config_source *src, char *err,
@@ -126,7 +128,20 @@ listener_reload(struct tw_config *live)
 	if (log_reopen(live, err, sizeof(err)) != 0)
 		tw_log(TW_LOG_ERR, "reload: %s; logging on where it was", err);
 	pool_reload(live);
+	generation++;
 	tw_log(TW_LOG_INFO, "reload done: new sessions get the new settings, %zu sessions "
 	       "in progress keep theirs, the ready pool is being replaced", sessions_count());
 	sdnotify("READY=1\nSTATUS=configuration reloaded");
+}
+
+unsigned long
+reload_generation(void)
+{
+	return generation;
+}
+
+const char *
+reload_config_path(void)
+{
+	return source != NULL ? source->path : "";
 }

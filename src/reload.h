@@ -39,4 +39,10 @@ void reload_set_source(const struct config_source *src);
  */
 void listener_reload(struct tw_config *live);
 
+/* Reloads that took effect since the start (0: the settings read at start). */
+unsigned long reload_generation(void);
+
+/* The configuration file the command line names. */
+const char *reload_config_path(void);
+
 #endif

@@ -321,10 +321,37 @@ hand_over_tls(struct monitor *m)
 	return 0;
 }
 
+/* Who logged in, to the listener (struct session_login_note); best effort. */
+static void
+session_note_login(const struct monitor *m)
+{
+	struct session_login_note note;
+
+	if (tw_rt.login_note_fd < 0)
+		return;
+	memset(&note, 0, sizeof(note));
+	(void)tw_strlcpy(note.user, m->login_name, sizeof(note.user));
+	note.anonymous = m->login_anonymous != 0;
+	/*
+	 * Waits (a bounded while: SO_SNDTIMEO, set by the listener) while a
+	 * burst of logins fills the socket; a listener that does not read
+	 * then, or is gone, costs only the name in -S.
+	 */
+	(void)!send(tw_rt.login_note_fd, &note, sizeof(note), MSG_NOSIGNAL);
+	/*
+	 * Nothing of the listener's stays in a process that becomes the
+	 * user. tw_rt is left as it is: a write would make its page private
+	 * memory of every logged-in monitor, and a login happens once.
+	 */
+	close(tw_rt.login_note_fd);
+}
+
 static int
 session_hand_over(struct monitor *m)
 {
 	struct session_go go;
+
+	session_note_login(m);
 
 	memset(&go, 0, sizeof(go));
 	/* A proxied session used it; none may keep it past the login. */

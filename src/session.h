@@ -6,7 +6,26 @@
 #ifndef TW_SESSION_H
 #define TW_SESSION_H
 
+#include <stdint.h>
+
+#include "src/session_table.h"
+
 struct tw_config;
+
+/*
+ * The one thing a session tells the listener while it runs: who logged
+ * in, sent once by the monitor at the login, while it is still root and
+ * before it has read anything but the worker's bounded IPC, on a datagram
+ * socket (tw_rt.login_note_fd) that it closes right after. The listener
+ * learns the sender's pid from the kernel (SCM_CREDENTIALS), so a
+ * monitor can only ever speak for its own session; it is what
+ * `twinftpd -S` shows. One byte longer than the table keeps, so a
+ * truncated name shows as such.
+ */
+struct session_login_note {
+	char user[SESSION_USER_MAX + 2];
+	uint8_t anonymous;
+};
 
 /*
  * Runs a session on an accepted control connection: becomes its monitor,

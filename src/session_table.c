@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "src/common/hashtab.h"
+#include "src/common/monotime.h"
 #include "src/common/util.h"
 
 /*
@@ -13,7 +14,7 @@
  */
 #define SESSIONS_INITIAL 512
 
-static struct hashtab *by_pid;		/* pid_t -> struct addr_key */
+static struct hashtab *by_pid;		/* pid_t -> struct session_info */
 static struct hashtab *per_addr;	/* struct addr_key -> unsigned count */
 
 void
@@ -34,7 +35,7 @@ addr_key_of(const struct sockaddr_storage *ss, struct addr_key *k)
 void
 sessions_init(void)
 {
-	by_pid = hashtab_new(sizeof(pid_t), sizeof(struct addr_key), SESSIONS_INITIAL);
+	by_pid = hashtab_new(sizeof(pid_t), sizeof(struct session_info), SESSIONS_INITIAL);
 	per_addr = hashtab_new(sizeof(struct addr_key), sizeof(unsigned), SESSIONS_INITIAL);
 	if (by_pid == NULL || per_addr == NULL)
 		die("out of memory for the session table");
@@ -53,12 +54,14 @@ per_addr_drop(const struct addr_key *a)
 void
 sessions_add(pid_t pid, const struct addr_key *a)
 {
-	struct addr_key *addr = hashtab_insert(by_pid, &pid);
+	struct session_info *info = hashtab_insert(by_pid, &pid);
 	unsigned *count;
 
-	if (addr == NULL)
+	if (info == NULL)
 		die("out of memory for the session table");
-	*addr = *a;
+	memset(info, 0, sizeof(*info));
+	info->addr = *a;
+	info->since_ms = tw_mono_ms();
 	count = hashtab_insert(per_addr, a);
 	if (count == NULL)
 		die("out of memory for the session table");
@@ -68,11 +71,11 @@ sessions_add(pid_t pid, const struct addr_key *a)
 int
 sessions_remove(pid_t pid, struct addr_key *addr)
 {
-	const struct addr_key *a = hashtab_find(by_pid, &pid);
+	const struct session_info *info = hashtab_find(by_pid, &pid);
 
-	if (a == NULL)
+	if (info == NULL)
 		return -1;
-	*addr = *a;
+	*addr = info->addr;
 	(void)hashtab_delete(by_pid, &pid);
 	per_addr_drop(addr);
 	return 0;
@@ -81,13 +84,13 @@ sessions_remove(pid_t pid, struct addr_key *addr)
 int
 sessions_move(pid_t pid, const struct addr_key *a)
 {
-	struct addr_key *cur = hashtab_find(by_pid, &pid);
+	struct session_info *info = hashtab_find(by_pid, &pid);
 	unsigned *count;
 
-	if (cur == NULL)
+	if (info == NULL)
 		return -1;
-	per_addr_drop(cur);
-	*cur = *a;
+	per_addr_drop(&info->addr);
+	info->addr = *a;
 	count = hashtab_insert(per_addr, a);
 	if (count == NULL)
 		die("out of memory for the session table");
@@ -118,11 +121,46 @@ sessions_from(const struct addr_key *a)
 pid_t
 sessions_next(size_t *pos)
 {
-	const void *key = hashtab_next(by_pid, pos, NULL);
+	return sessions_next_info(pos, NULL);
+}
+
+pid_t
+sessions_next_info(size_t *pos, struct session_info *info)
+{
+	void *val;
+	const void *key = hashtab_next(by_pid, pos, &val);
 	pid_t pid;
 
 	if (key == NULL)
 		return 0;
 	memcpy(&pid, key, sizeof(pid));
+	if (info != NULL)
+		*info = *(const struct session_info *)val;
 	return pid;
+}
+
+void
+sessions_set_login(pid_t pid, const char *user, int anonymous)
+{
+	struct session_info *info = hashtab_find(by_pid, &pid);
+	size_t len = strlen(user);
+
+	if (info == NULL)
+		return;
+	info->logged_in = 1;
+	info->anonymous = anonymous;
+	if (tw_strlcpy(info->user, user, sizeof(info->user)) != 0 || len > SESSION_USER_MAX)
+		info->user[SESSION_USER_MAX - 1] = '+';
+}
+
+const struct addr_key *
+sessions_next_addr(size_t *pos, unsigned *count)
+{
+	void *val;
+	const void *key = hashtab_next(per_addr, pos, &val);
+
+	if (key == NULL)
+		return NULL;
+	*count = *(const unsigned *)val;
+	return key;
 }

@@ -16,6 +16,18 @@ struct addr_key {
 	unsigned char b[16];
 };
 
+/* The longest user name the table keeps (longer ones end in '+'). */
+#define SESSION_USER_MAX 48
+
+/* What the listener knows of a session (for twinftpd -S). */
+struct session_info {
+	struct addr_key addr;
+	long long since_ms;		/* CLOCK_MONOTONIC ms of the hand-off */
+	int logged_in;			/* its monitor said so (session_note_login) */
+	int anonymous;
+	char user[SESSION_USER_MAX + 1];
+};
+
 void addr_key_of(const struct sockaddr_storage *ss, struct addr_key *k);
 
 /* Sets up the empty table; dies when out of memory. */
@@ -50,5 +62,17 @@ unsigned sessions_from(const struct addr_key *a);
  * table must not change during a walk.
  */
 pid_t sessions_next(size_t *pos);
+
+/* The same walk, with what the table knows of each (*info, unless NULL). */
+pid_t sessions_next_info(size_t *pos, struct session_info *info);
+
+/*
+ * Session pid logged in as user (its monitor said so). Nothing when pid
+ * is no session (it ended meanwhile).
+ */
+void sessions_set_login(pid_t pid, const char *user, int anonymous);
+
+/* Walks the client addresses with their session counts, as sessions_next. */
+const struct addr_key *sessions_next_addr(size_t *pos, unsigned *count);
 
 #endif

@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-struct tw_runtime tw_rt;
+struct tw_runtime tw_rt = { .netns_fd = -1, .login_note_fd = -1 };
 
 static int
 cmp_id(const void *key, const void *elem)

@@ -38,6 +38,12 @@ struct tw_runtime {
 	uid_t chown_uid;
 	/* isolate_network in effect: the shared empty namespace, else -1. */
 	int netns_fd;
+	/*
+	 * Where a session monitor tells the listener who logged in
+	 * (struct session_login_note in src/session.h); -1 in inetd mode
+	 * and once the note is sent.
+	 */
+	int login_note_fd;
 	/* isolate in effect (the kernel allows PID and IPC namespaces). */
 	int isolate;
 	/* The listener's nice value, and login_nice in effect (0: off). */

@@ -80,3 +80,11 @@ sdnotify_fd(void)
 {
 	return notify_fd;
 }
+
+void
+sdnotify_close(void)
+{
+	if (notify_fd >= 0)
+		close(notify_fd);
+	notify_fd = -1;
+}

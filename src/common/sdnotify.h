@@ -21,6 +21,12 @@ void sdnotify_ready(void);
 /* RELOADING=1 with MONOTONIC_USEC (which Type=notify-reload wants). */
 void sdnotify_reloading(void);
 
+/*
+ * Nothing more is sent: a listener that handed over to a new one
+ * (SIGUSR2) is no longer the service's main process.
+ */
+void sdnotify_close(void);
+
 /* The descriptor (-1: none), for the listener's children to close. */
 int sdnotify_fd(void);
 

@@ -16,12 +16,11 @@ import shutil
 import signal
 import ssl
 import subprocess
-import threading
 
 import pytest
 
-from twhelpers import (PASSWORDS, REPO, Ctrl, ReuseFTP_TLS, children, client_context,
-                       open_data, recv_all, sha256, wait_until, write_random)
+from twhelpers import (PASSWORDS, REPO, BannerBurst, Ctrl, ReuseFTP_TLS, TransfersInFlight,
+                       children, client_context, wait_until)
 
 DONE = re.compile(r"reload (done|refused)")
 
@@ -104,25 +103,7 @@ def test_write_enable_turned_on_by_reload_under_seccomp(make_server):
 
 def test_retr_and_stor_across_reload_keep_their_bytes(make_server):
     s = make_server({"ftpd_banner": "before"})
-    size = 48 << 20
-    want = write_random(s.path("big.bin"), size)
-    os.chown(s.path("big.bin"), 60102, 60102)
-    up = os.urandom(24 << 20)
-
-    down = s.ftp("alice")
-    down.voidcmd("TYPE I")
-    dconn, pre = open_data(down, "RETR big.bin")
-    assert pre.startswith("150"), pre
-    first = dconn.recv(1 << 20)
-    assert first
-
-    upc = s.ftp("alice")
-    upc.voidcmd("TYPE I")
-    uconn, pre = open_data(upc, "STOR up.bin")
-    assert pre.startswith("150"), pre
-    half = len(up) // 2
-    uconn.sendall(up[:half])
-
+    moving = TransfersInFlight(s)
     # Both transfers are in flight (the RETR blocked on our unread
     # socket, the STOR waiting for the rest): reload now.
     s.opts["ftpd_banner"] = "after"
@@ -130,70 +111,22 @@ def test_retr_and_stor_across_reload_keep_their_bytes(make_server):
     assert "reload done" in reload_and_wait(s)
     assert "after" in banner(s)
 
-    uconn.sendall(up[half:])
-    uconn.close()
-    assert upc.voidresp().startswith("226")
-    rest = recv_all(dconn)
-    dconn.close()
-    assert down.voidresp().startswith("226")
-    assert sha256(first + rest) == want
-    assert sha256(s.read("up.bin")) == sha256(up)
-    down.quit()
-    upc.quit()
+    moving.finish()
 
 
 def test_burst_across_reloads_all_served(make_server):
     s = make_server({"max_per_ip": 0, "prefork_sessions": 8, "ftpd_banner": "b0"})
-    threads, at_least = 6, 8
-    results, errors = [], []
-    lock = threading.Lock()
-    started = threading.Barrier(threads + 1, timeout=30)
-    reloaded = threading.Event()
-
-    def client():
-        n, mine = 0, []
-        started.wait()
-        # Connections keep coming until every reload is done.
-        while n < at_least or not reloaded.is_set():
-            n += 1
-            try:
-                with Ctrl(s.port) as c:
-                    code_, lines = c.reply()
-                    assert code_ == 220, lines
-                    # Anonymous: many PAM logins at once exceed what
-                    # pam_wrapper can do (test_pool.py says why).
-                    c.login("anonymous", "burst@example.org")
-                    assert c.cmd("NOOP")[0] == 200
-                    assert c.cmd("QUIT")[0] == 221
-                mine.append(int(lines[0].decode().rsplit("b", 1)[1]))
-                with lock:
-                    results.append(mine[-1])
-            except Exception as e:  # noqa: BLE001 - every failure is reported
-                with lock:
-                    errors.append(repr(e))
-        # A thread's sessions come one after another: never an older banner.
-        if mine != sorted(mine):
-            with lock:
-                errors.append("banners out of order: %r" % mine)
-
-    ts = [threading.Thread(target=client, daemon=True) for _ in range(threads)]
-    for t in ts:
-        t.start()
-    started.wait()
+    burst = BannerBurst(s.port)
     try:
         for i in range(3):
-            wait_until(lambda: i in results, 30, what="a session greeted with b%d" % i)
+            burst.wait_for(i)
             s.opts["ftpd_banner"] = "b%d" % (i + 1)
             s.write_config()
             assert "reload done" in reload_and_wait(s)
-        wait_until(lambda: 3 in results, 30, what="a session greeted with b3")
+        burst.wait_for(3)
     finally:
-        reloaded.set()
-    for t in ts:
-        t.join(120)
-    assert all(not t.is_alive() for t in ts), "clients hung"
-    assert not errors, errors[:5]
-    assert len(results) >= threads * at_least
+        burst.stop()
+    results = burst.results
     # Sessions before, between and after the reloads.
     assert set(results) == {0, 1, 2, 3}, set(results)
     assert "refused connection" not in s.log_text()

@@ -16,33 +16,15 @@ import ftplib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 
 import pytest
 
-from twhelpers import HOST, PASSWORDS, REPO, TWINFTPD, Ctrl, free_ports, wait_until
+from twhelpers import (HOST, PASSWORDS, REPO, TWINFTPD, Ctrl, NotifySocket, free_ports,
+                       wait_until)
 
 UNITS = ["twinftpd.service", "twinftpd-inetd@.service"]
 STATIC_UNITS = ["twinftpd.socket", "twinftpd-inetd.socket"]
-
-
-class NotifySocket:
-    """What systemd listens on for sd_notify(3) messages."""
-
-    def __init__(self, path):
-        self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(path)
-        self.sock.settimeout(15)
-
-    def next(self):
-        """One message as a dict of its NAME=value lines."""
-        data = self.sock.recv(4096).decode()
-        return dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
-
-    def close(self):
-        self.sock.close()
 
 
 def test_notify_ready_reloading_stopping(make_server):
@@ -155,6 +137,8 @@ def test_units_pass_systemd_analyze_verify(configured_prefix, tmp_path):
     assert "ExecStartPre=%s -t /etc/twinftpd.conf\n" % sbin in text
     assert "ExecReload=kill -HUP $MAINPID\n" in text
     assert "Type=notify\n" in text
+    # The upgraded listener (SIGUSR2) reports READY=1 and its MAINPID itself.
+    assert "NotifyAccess=all\n" in text
     assert "ExecStart=%s -o listen=NO" % sbin in (units / "twinftpd-inetd@.service").read_text()
     env = dict(os.environ, MANPATH=str(prefix / "share" / "man"))
     r = subprocess.run([analyze, "verify"] + sorted(str(p) for p in units.iterdir()),

@@ -24,6 +24,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -551,6 +552,118 @@ class Ctrl:
         return False
 
 
+class NotifySocket:
+    """What systemd listens on for sd_notify(3) messages (NOTIFY_SOCKET)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(15)
+
+    def next(self):
+        """One message as a dict of its NAME=value lines."""
+        data = self.sock.recv(4096).decode()
+        return dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
+
+    def close(self):
+        self.sock.close()
+
+
+class TransfersInFlight:
+    """A large RETR and a STOR by alice, both started and left half-way
+    (the RETR blocked on our unread socket, the STOR waiting for the
+    rest), for a test to do something to the daemon meanwhile; finish()
+    completes both and asserts 226 and identical bytes."""
+
+    def __init__(self, s, retr_size=48 << 20, stor_size=24 << 20):
+        self.s = s
+        self.want = write_random(s.path("big.bin"), retr_size)
+        os.chown(s.path("big.bin"), USERS["alice"], USERS["alice"])
+        self.up = os.urandom(stor_size)
+        self.down = s.ftp("alice")
+        self.down.voidcmd("TYPE I")
+        self.dconn, pre = open_data(self.down, "RETR big.bin")
+        assert pre.startswith("150"), pre
+        self.first = self.dconn.recv(1 << 20)
+        assert self.first
+        self.upc = s.ftp("alice")
+        self.upc.voidcmd("TYPE I")
+        self.uconn, pre = open_data(self.upc, "STOR up.bin")
+        assert pre.startswith("150"), pre
+        self.half = len(self.up) // 2
+        self.uconn.sendall(self.up[:self.half])
+
+    def finish(self):
+        self.uconn.sendall(self.up[self.half:])
+        self.uconn.close()
+        assert self.upc.voidresp().startswith("226")
+        rest = recv_all(self.dconn)
+        self.dconn.close()
+        assert self.down.voidresp().startswith("226")
+        assert sha256(self.first + rest) == self.want
+        assert sha256(self.s.read("up.bin")) == sha256(self.up)
+        self.down.quit()
+        self.upc.quit()
+
+
+class BannerBurst:
+    """Client threads that keep connecting (anonymous login, NOOP, QUIT)
+    to a daemon whose ftpd_banner ends in bN, until stop() and at least
+    at_least sessions each: results holds every session's N. A thread's
+    sessions come one after another, so its Ns must never go down (a
+    session never gets settings older than the one before it)."""
+
+    def __init__(self, port, threads=6, at_least=8):
+        self.port, self.at_least = port, at_least
+        self.results, self.errors = [], []
+        self.lock = threading.Lock()
+        self.started = threading.Barrier(threads + 1, timeout=30)
+        self.done = threading.Event()
+        self.threads = [threading.Thread(target=self._client, daemon=True)
+                        for _ in range(threads)]
+        for t in self.threads:
+            t.start()
+        self.started.wait()
+
+    def _client(self):
+        n, mine = 0, []
+        self.started.wait()
+        while n < self.at_least or not self.done.is_set():
+            n += 1
+            try:
+                with Ctrl(self.port) as c:
+                    code_, lines = c.reply()
+                    assert code_ == 220, lines
+                    # Anonymous: many PAM logins at once exceed what
+                    # pam_wrapper can do (test_pool.py says why).
+                    c.login("anonymous", "burst@example.org")
+                    assert c.cmd("NOOP")[0] == 200
+                    assert c.cmd("QUIT")[0] == 221
+                mine.append(int(lines[0].decode().rsplit("b", 1)[1]))
+                with self.lock:
+                    self.results.append(mine[-1])
+            except Exception as e:  # noqa: BLE001 - every failure is reported
+                with self.lock:
+                    self.errors.append(repr(e))
+        if mine != sorted(mine):
+            with self.lock:
+                self.errors.append("banners out of order: %r" % mine)
+
+    def wait_for(self, n, count=1, timeout=30):
+        wait_until(lambda: self.results.count(n) >= count, timeout,
+                   what="%d session(s) greeted with b%d" % (count, n))
+
+    def stop(self):
+        """Ends the burst; asserts every session was served."""
+        self.done.set()
+        for t in self.threads:
+            t.join(120)
+        assert all(not t.is_alive() for t in self.threads), "clients hung"
+        assert not self.errors, self.errors[:5]
+        assert len(self.results) >= len(self.threads) * self.at_least
+
+
 # ---------------------------------------------------------------- daemon
 
 def _yesno(v):
@@ -586,8 +699,10 @@ os.execv(sys.argv[1], sys.argv[1:])
 class Server:
     """One daemon and its private world under a fresh temporary directory."""
 
-    def __init__(self, opts=None, wrappers=True, extra_env=None, prepare=None):
+    def __init__(self, opts=None, wrappers=True, extra_env=None, prepare=None, binary=None):
         self.base = tempfile.mkdtemp(prefix="twe2e-", dir="/tmp")
+        # The daemon started (an upgrade test points it at a copy it replaces).
+        self.binary = binary or TWINFTPD
         os.chmod(self.base, 0o755)
         self.tag = secrets.token_hex(4)
         self.service = "twe2e-" + self.tag
@@ -699,6 +814,7 @@ class Server:
             "connect_timeout": 20,
             "xferlog_enable": True,
             "log_file": self.log_path,
+            "status_socket": os.path.join(self.base, "status.sock"),
         }
 
     def write_config(self):
@@ -735,12 +851,12 @@ class Server:
         """Writes the config (write_config, which a test may replace) and
         starts the daemon; returns once ready() (default: listen_port on
         127.0.0.1 or any IPv4 address is listening)."""
-        assert os.access(TWINFTPD, os.X_OK), "daemon binary not found: %s" % TWINFTPD
+        assert os.access(self.binary, os.X_OK), "daemon binary not found: %s" % self.binary
         self.write_config()
         self.started = time.time()
         self._out = open(self.stdout_path, "wb")
         self._err = open(self.stderr_path, "wb")
-        argv = [TWINFTPD, self.conf_path]
+        argv = [self.binary, self.conf_path]
         if self.wrappers:
             argv = [sys.executable, "-c", _FD_PAD_LAUNCHER] + argv
         argv = self.launch_prefix + argv
@@ -762,9 +878,11 @@ class Server:
     def pid(self):
         return self.proc.pid
 
-    def connections(self):
+    def connections(self, pids=None):
         """{client port: set of pids holding that control connection} for
-        every client connected to this daemon, read from /proc."""
+        every client connected to this daemon, read from /proc; among the
+        listener's descendants, or among pids (after an upgrade the new
+        listener is nobody's descendant here)."""
         inodes = {}
         with open("/proc/net/tcp") as f:
             next(f)
@@ -775,7 +893,9 @@ class Server:
                 if lport == self.port and parts[3] != "0A" and parts[9] != "0":
                     inodes["socket:[%s]" % parts[9]] = rport
         out = {}
-        for pid, _ in descendants(self.pid):
+        if pids is None:
+            pids = [pid for pid, _ in descendants(self.pid)]
+        for pid in pids:
             try:
                 fds = os.listdir("/proc/%d/fd" % pid)
             except OSError:
