@@ -20,8 +20,8 @@ import subprocess
 
 import pytest
 
-from twhelpers import (HOST, PASSWORDS, REPO, TWINFTPD, Ctrl, NotifySocket, free_ports,
-                       wait_until)
+from twhelpers import (PASSWORDS, REPO, TWINFTPD, Ctrl, NotifySocket, free_ports,
+                       socket_activated, wait_until)
 
 UNITS = ["twinftpd.service", "twinftpd-inetd@.service"]
 STATIC_UNITS = ["twinftpd.socket", "twinftpd-inetd.socket"]
@@ -58,16 +58,10 @@ def test_notify_ready_reloading_stopping(make_server):
 
 
 def test_socket_activation_listen_fds(make_server):
-    tool = shutil.which("systemd-socket-activate")
-    assert tool, "systemd-socket-activate missing (apt-get install systemd)"
     # The config names another port: the passed socket replaces it.
     unused = free_ports(1)[0]
     s = make_server({"listen_port": unused}, start=False)
-    env = s.env()
-    # Two sockets, as twinftpd.socket passes them (IPv4 and IPv6).
-    s.launch_prefix = [tool, "-l", "%s:%d" % (HOST, s.port), "-l", "[::1]:%d" % s.port]
-    for k, v in env.items():
-        s.launch_prefix += ["-E", "%s=%s" % (k, v)]
+    socket_activated(s)
     s.start()
     # systemd-socket-activate starts the daemon at the first connection,
     # which waits in the socket's backlog meanwhile.

@@ -14,8 +14,9 @@ import re
 import shutil
 import signal
 
-from twhelpers import (HOST, PASSWORDS, TWINFTPD, BannerBurst, Ctrl, NotifySocket,
-                       TransfersInFlight, all_pids, free_ports, proc_stat, wait_until)
+from twhelpers import (PASSWORDS, TWINFTPD, BannerBurst, Ctrl, NotifySocket,
+                       TransfersInFlight, all_pids, free_ports, proc_stat, socket_activated,
+                       wait_until)
 
 READY = re.compile(r"upgrade: new listener pid (\d+) is ready")
 
@@ -194,17 +195,12 @@ def test_upgrade_under_service_manager(make_server, tmp_path):
     (LISTEN_FDS, IPv4 and IPv6) and readiness goes to NOTIFY_SOCKET. The
     new listener takes both sockets over and reports READY=1 with its own
     MAINPID; the old one sends nothing more (no STOPPING=1 as it exits)."""
-    tool = shutil.which("systemd-socket-activate")
-    assert tool, "systemd-socket-activate missing (apt-get install systemd)"
     exe = binary_copy(str(tmp_path))
     s = make_server({"listen_port": free_ports(1)[0]}, start=False, binary=exe)
     ns = NotifySocket(os.path.join(s.base, "notify.sock"))
     try:
         s.env_extra["NOTIFY_SOCKET"] = ns.path
-        env = s.env()
-        s.launch_prefix = [tool, "-l", "%s:%d" % (HOST, s.port), "-l", "[::1]:%d" % s.port]
-        for k, v in env.items():
-            s.launch_prefix += ["-E", "%s=%s" % (k, v)]
+        socket_activated(s)
         s.start()
         f = s.ftp("alice")
         m = ns.next()

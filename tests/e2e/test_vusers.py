@@ -19,8 +19,8 @@ import pytest
 
 import twhelpers
 from test_ftps import certs, tls_opts  # noqa: F401 (certs is a fixture)
-from twhelpers import (PASSWORDS, USERS, ReuseFTP_TLS, client_context, children, proc_ids,
-                       proc_link, retr, stor, wait_until)
+from twhelpers import (PASSWORDS, USERS, ReuseFTP_TLS, client_context, children,
+                       login_refused, proc_ids, proc_link, retr, stor, wait_until)
 
 GUEST = "bob"           # the account every virtual user runs as
 VIRTUAL = {"virt1": "virt1-pw", "virt2": "virt2-pw"}
@@ -111,11 +111,7 @@ def test_guest_anonymous_privileges(make_server):
     f.quit()
 
     # A virtual user without a directory: 530, the log names it.
-    f = srv.connect()
-    with pytest.raises(ftplib.error_perm) as e:
-        f.login("virt2", VIRTUAL["virt2"])
-    assert str(e.value).startswith("530")
-    f.close()
+    login_refused(srv, "virt2", VIRTUAL["virt2"])
     srv.wait_log(r"login of virt2 refused: its directory %s/virt2: No such file"
                  % re.escape(base))
 
@@ -157,11 +153,7 @@ def test_guest_over_tls(make_server, certs):  # noqa: F811
     assert f.nlst() == ["hello.txt"]
     f.quit()
     # Without TLS the local rule refuses it at USER.
-    f = srv.connect()
-    with pytest.raises(ftplib.error_perm) as e:
-        f.login("virt1", VIRTUAL["virt1"])
-    assert str(e.value).startswith("530")
-    f.close()
+    login_refused(srv, "virt1", VIRTUAL["virt1"])
 
 
 def test_check_names_the_accounts(tmp_path):
@@ -253,19 +245,12 @@ def test_user_config_dir(make_server):
 
     # Broken: an unknown option refuses the login, and says so.
     write_user_conf(srv, "bob", "local_root=%s\nwrite_enabel=NO\n" % bobroot)
-    f = srv.connect()
-    with pytest.raises(ftplib.error_perm) as e:
-        f.login("bob", PASSWORDS["bob"])
-    assert str(e.value).startswith("530")
-    f.close()
+    login_refused(srv, "bob")
     srv.wait_log(r"unknown option 'write_enabel'")
     srv.wait_log(r"login of bob refused: per-user config .*/bob has 1 error")
     # Writable by others: never read.
     write_user_conf(srv, "bob", "local_root=/\n", mode=0o666)
-    f = srv.connect()
-    with pytest.raises(ftplib.error_perm):
-        f.login("bob", PASSWORDS["bob"])
-    f.close()
+    login_refused(srv, "bob")
     srv.wait_log(r"userconf/bob: writable by others")
     # The listener survives all of it.
     assert srv.proc.poll() is None
@@ -328,11 +313,7 @@ def test_user_config_name_checked(make_server):
                      "virtual_use_local_privs": True})
     srv.start()
     for name, pw_ in evil.items():
-        f = srv.connect()
-        with pytest.raises(ftplib.error_perm) as e:
-            f.login(name, pw_)
-        assert str(e.value).startswith("530")
-        f.close()
+        login_refused(srv, name, pw_)
     srv.wait_log(r"login refused: a user name that starts with '\.' or holds '/'")
     assert "OK LOGIN" not in srv.log_text()
     # A good name still logs in.

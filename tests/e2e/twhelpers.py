@@ -1117,6 +1117,17 @@ class Server:
             return f.read()
 
 
+def socket_activated(s):
+    """s (not started) runs under systemd-socket-activate with its
+    environment, on an IPv4 and an IPv6 socket of its port, as
+    twinftpd.socket passes them."""
+    tool = shutil.which("systemd-socket-activate")
+    assert tool, "systemd-socket-activate missing (apt-get install systemd)"
+    s.launch_prefix = [tool, "-l", "%s:%d" % (HOST, s.port), "-l", "[::1]:%d" % s.port]
+    for k, v in s.env().items():
+        s.launch_prefix += ["-E", "%s=%s" % (k, v)]
+
+
 def check_config(path, *extra, env=None):
     """twinftpd -t [extra...] path: (CompletedProcess, stdout, stderr)."""
     r = subprocess.run([TWINFTPD, "-t", *extra, path], stdout=subprocess.PIPE,
