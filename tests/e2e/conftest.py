@@ -98,11 +98,10 @@ def server(make_server):
 
 def pytest_sessionfinish(session, exitstatus):
     # TW_E2E_PAM=etc runs put per-test PAM services in /etc/pam.d; a test
-    # killed half-way must not leave one behind.
-    if twhelpers.PAM_IN_ETC:
-        for name in os.listdir("/etc/pam.d"):
-            if name.startswith("twe2e-"):
-                try:
-                    os.unlink(os.path.join("/etc/pam.d", name))
-                except OSError:
-                    pass
+    # that failed half-way must not leave one behind. Only this run's:
+    # another run on the machine may be using its own.
+    for name in sorted(twhelpers.PAM_SERVICES_IN_ETC):
+        try:
+            os.unlink(os.path.join("/etc/pam.d", name))
+        except OSError:
+            pass

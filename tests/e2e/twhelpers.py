@@ -41,6 +41,9 @@ PAM_PWDFILE = os.path.join(LIBDIR, "security", "pam_pwdfile.so")
 # same pam_matrix lines, goes to /etc/pam.d under its unique name for the
 # test's life instead, and the real libpam reads it.
 PAM_IN_ETC = os.environ.get("TW_E2E_PAM") == "etc"
+# The services this run put in /etc/pam.d: removed at its end (conftest.py),
+# and only those, since another run may be using its own meanwhile.
+PAM_SERVICES_IN_ETC = set()
 PRELOAD = "libnss_wrapper.so" if PAM_IN_ETC else "libpam_wrapper.so libnss_wrapper.so"
 
 HOST = "127.0.0.1"
@@ -782,6 +785,8 @@ class Server:
         self.pam_dir = "/etc/pam.d" if PAM_IN_ETC else os.path.join(self.etc, "pam.d")
         if not PAM_IN_ETC:
             os.mkdir(self.pam_dir)
+        if PAM_IN_ETC:
+            PAM_SERVICES_IN_ETC.add(self.service)
         with open(os.path.join(self.pam_dir, self.service), "w") as f:
             f.write("auth required %s passdb=%s\n" % (PAM_MATRIX, self.passdb_path))
             f.write("account required %s passdb=%s\n" % (PAM_MATRIX, self.passdb_path))
