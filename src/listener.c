@@ -116,11 +116,13 @@ refuse(int fd, int tls, const char *text)
 void
 listener_child_setup(int keep_fd)
 {
-	int keep[] = { log_fd(), log_xferlog_fd(), keep_fd, tw_rt.netns_fd };
+	int keep[] = { log_fd(), log_xferlog_fd(), log_writer_fd(), keep_fd, tw_rt.netns_fd };
 	static const int defaults[] = { SIGCHLD, SIGTERM, SIGINT };
 	sigset_t none;
 	size_t i;
 
+	/* The listener alone writes other sessions' lines. */
+	log_writer_close_rx();
 	tw_close_fds_except(keep, TW_ARRAY_LEN(keep));
 	for (i = 0; i < TW_ARRAY_LEN(defaults); i++)
 		if (signal(defaults[i], SIG_DFL) == SIG_ERR)
@@ -490,7 +492,7 @@ handle_signals(struct tw_config *cfg, int sigfd, const struct listen_socks *ls)
 void
 listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 {
-	struct pollfd pfd[LISTEN_SOCKS_MAX + 1];
+	struct pollfd pfd[LISTEN_SOCKS_MAX + 2];
 	size_t nl = ls->n, i;
 	int sigfd;
 
@@ -521,15 +523,20 @@ listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 	}
 	pfd[nl].fd = sigfd;
 	pfd[nl].events = POLLIN;
+	/* The lines of logged-in sessions (log.h: the log writer). */
+	pfd[nl + 1].fd = log_writer_rx_fd();
+	pfd[nl + 1].events = POLLIN;
 	for (;;) {
 		/* Refill between events; poll without waiting while short. */
 		int wait_ms = pool_refill(cfg);
 
-		if (poll(pfd, nl + 1, wait_ms) < 0) {
+		if (poll(pfd, nl + 2, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			die("poll: %s", strerror(errno));
 		}
+		if (pfd[nl + 1].revents & POLLIN)
+			log_writer_serve();
 		if (pfd[nl].revents & POLLIN)
 			handle_signals(cfg, sigfd, ls);
 		for (i = 0; i < nl; i++)
