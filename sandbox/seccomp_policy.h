@@ -105,11 +105,11 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(send), SC_ALLOW, 0 },
 	{ SCMP_SYS(recvmsg), SC_ALLOW, 0 },	/* IPC, with SCM_RIGHTS */
 	{ SCMP_SYS(sendmsg), SC_ALLOW, 0 },	/* also the SIGSYS report */
-	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* clean close of the control */
+	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* unused: no worker calls it; the TLS relay (g_relay) keeps this filter under its own */
 	{ SCMP_SYS(close), SC_ALLOW, 0 },
 	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },
 	{ SCMP_SYS(getpeername), SC_ALLOW, 0 },	/* the pre-login worker's client (worker.c) */
-	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },	/* SO_ERROR of a PORT connect; reads only */
+	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },	/* unused: SO_ERROR of a PORT connect that did not complete at once (datasock.c), a matter of timing */
 	{ SCMP_SYS(setsockopt), SC_SOCKOPT, 0 },
 	{ SCMP_SYS(fcntl), SC_FCNTL, 0 },	/* O_NONBLOCK, FD_CLOEXEC */
 	{ SCMP_SYS(fcntl64), SC_FCNTL, 0 },
@@ -184,7 +184,7 @@ static const struct sc_rule g_relay[] = {
 	{ SCMP_SYS(write), SC_ALLOW, 0 },
 	{ SCMP_SYS(recvfrom), SC_ALLOW, 0 },	/* the socketpair: recv() */
 	{ SCMP_SYS(sendto), SC_ALLOW, 0 },	/* send(MSG_NOSIGNAL) */
-	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* the client left: tell the worker */
+	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* unused: the client left first (relay.c): tell the worker; at a QUIT either side may close first */
 	{ SCMP_SYS(close), SC_ALLOW, 0 },	/* unused: tls_close's end of a relay the client left first (relay.c); the monitor kills it otherwise */
 	{ SCMP_SYS(poll), SC_ALLOW, 0 },
 	{ SCMP_SYS(ppoll), SC_ALLOW, 0 },	/* unused: poll() on arches without poll (aarch64) */
@@ -369,7 +369,7 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(listen), SC_ALLOW, 0 },
 	{ SCMP_SYS(accept4), SC_ALLOW, 0 },
 	{ SCMP_SYS(connect), SC_ALLOW, 0 },
-	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },
+	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* unused: a ready pair whose worker died refuses hand-offs (session.c); the relay's below */
 	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },
 	{ SCMP_SYS(getpeername), SC_ALLOW, 0 },
 	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },
@@ -499,7 +499,7 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	{ SCMP_SYS(send), SC_ALLOW, 0 },
 	{ SCMP_SYS(close), SC_ALLOW, 0 },
 	/* PORT_CONNECT's connect timeout (datasock.c); the relay's drain. */
-	{ SCMP_SYS(poll), SC_ALLOW, 0 },
+	{ SCMP_SYS(poll), SC_ALLOW, 0 },	/* unused: only for a connect that did not complete at once, or a dead relay's report */
 	/* Data sockets: PASV_LISTEN and PORT_CONNECT (isolate_network), a
 	 * port-20 connect (connect_from_port_20), all TCP. */
 	{ SCMP_SYS(socket), SC_SOCK_DATA, 0 },
@@ -508,7 +508,7 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	{ SCMP_SYS(listen), SC_ALLOW, 0 },
 	{ SCMP_SYS(connect), SC_ALLOW, 0 },
 	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },	/* the PASV port the bind got */
-	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },	/* SO_ERROR of a PORT connect */
+	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },	/* unused: SO_ERROR of a PORT connect that did not complete at once */
 	{ SCMP_SYS(getpid), SC_ALLOW, 0 },	/* seeds the PASV port choice (datasock.c) */
 	/* Ending the session: SIGKILL to the workers and the relay, then
 	 * their status (monitor_kill_child, monitor_drain_relay). */
