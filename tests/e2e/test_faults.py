@@ -15,8 +15,8 @@ import time
 import pytest
 
 import twhelpers
-from twhelpers import (HOST, PASSWORDS, TIMEOUT, USERS, alive, children, code, descendants,
-                       open_data, proc_ids, proc_status, rc, recv_all, sha256, spare_of,
+from twhelpers import (HOST, PASSWORDS, TIMEOUT, USERS, alive, code, descendants,
+                       open_data, proc_ids, proc_status, rc, recv_all, spare_of,
                        wait_until, workers)
 
 LINGER_RST = b"\x01\x00\x00\x00\x00\x00\x00\x00"    # l_onoff=1, l_linger=0
@@ -67,6 +67,14 @@ def _postlogin_worker(s, mon, uid):
     return wait_until(lambda: (lambda k: k[0] if len(k) == 1 and
                                proc_ids(k[0], "Uid")[0] == uid else None)(workers(mon)),
                       10, what="the post-login worker of %d" % mon)
+
+
+def _alice(s):
+    """A logged-in session of alice: (ftplib.FTP, monitor, its processes, worker)."""
+    f = s.ftp("alice")
+    mon = _session_of(s, f)
+    procs = _procs(s, mon)
+    return f, mon, procs, _postlogin_worker(s, mon, USERS["alice"])
 
 
 # ------------------------------------------------------------ SIGKILL
@@ -135,10 +143,7 @@ def test_kill_postlogin_worker_mid_retr(two):
     s, by = two
     data = os.urandom(64 << 20)
     s.put("big.bin", data)
-    f = s.ftp("alice")
-    mon = _session_of(s, f)
-    procs = _procs(s, mon)
-    w = _postlogin_worker(s, mon, USERS["alice"])
+    f, _, procs, w = _alice(s)
     conn, _ = open_data(f, "RETR big.bin")
     conn.recv(65536)
     os.kill(w, signal.SIGKILL)
@@ -156,10 +161,7 @@ def test_kill_postlogin_worker_mid_retr(two):
 
 def test_kill_postlogin_worker_mid_stor(two):
     s, by = two
-    f = s.ftp("alice")
-    mon = _session_of(s, f)
-    procs = _procs(s, mon)
-    w = _postlogin_worker(s, mon, USERS["alice"])
+    f, _, procs, w = _alice(s)
     conn, _ = open_data(f, "STOR up.bin")
     conn.sendall(os.urandom(1 << 20))
     wait_until(lambda: os.path.exists(s.path("up.bin")) and
@@ -181,10 +183,7 @@ def test_kill_postlogin_worker_mid_stor(two):
 
 def test_kill_postlogin_monitor(two):
     s, by = two
-    f = s.ftp("alice")
-    mon = _session_of(s, f)
-    procs = _procs(s, mon)
-    _postlogin_worker(s, mon, USERS["alice"])
+    f, mon, procs, _ = _alice(s)
     os.kill(mon, signal.SIGKILL)
     # The worker dies with its monitor (PR_SET_PDEATHSIG): the client's
     # connection closes; no process of the session is left.

@@ -11,7 +11,7 @@ import re
 import socket
 
 import twhelpers
-from twhelpers import (PASSWORDS, USERS, descendants, proc_ids, retr, stor, wait_until)
+from twhelpers import (USERS, descendants, proc_ids, retr, stor, wait_until)
 
 
 def _fd_targets(pid):

@@ -29,7 +29,7 @@ import pytest
 
 import twhelpers
 from twhelpers import (HOST, PASSWORDS, TIMEOUT, ReuseFTP_TLS, children, client_context,
-                       code, open_data, recv_all, retr, stor, wait_until)
+                       open_data, recv_all, retr, stor, wait_until)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POLICY_H = os.path.join(ROOT, "sandbox", "seccomp_policy.h")
