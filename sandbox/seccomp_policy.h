@@ -516,8 +516,6 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	{ SCMP_SYS(wait4), SC_ALLOW, 0 },
 	{ SCMP_SYS(clock_nanosleep), SC_ALLOW, 0 },	/* unused: the relay drain's 5 ms naps (monitor_drain_relay), only while a TLS relay still writes its last replies */
 	{ SCMP_SYS(nanosleep), SC_ALLOW, 0 },	/* unused: nanosleep() before glibc 2.31 and in other libcs; glibc's calls clock_nanosleep */
-	/* The stack the login dirtied goes back (tw_stack_trim). */
-	{ SCMP_SYS(madvise), SC_MADV_DONTNEED, 0 },
 	/* A dead worker's forbidden syscall is named in the log
 	 * (sandbox_syscall_name: libseccomp allocates the name). */
 	{ SCMP_SYS(brk), SC_ALLOW, 0 },	/* unused: only when a worker was killed by seccomp (tests/unit/test_seccomp.c) */
@@ -527,9 +525,10 @@ static const struct sc_rule g_monitor_postlogin[] = {
 };
 
 /*
- * The post-login worker gives back the stack pages its set-up dirtied
- * (tw_stack_trim), so they are not private memory for the session's life.
- * After the sanitizer group, whose runtime needs madvise unrestricted.
+ * The post-login worker and monitor give back the stack pages their
+ * set-up dirtied (tw_stack_trim), so they are not private memory for the
+ * session's life. After the sanitizer group, whose runtime needs madvise
+ * unrestricted.
  */
 static const struct sc_rule g_worker_trim[] = {
 	{ SCMP_SYS(madvise), SC_MADV_DONTNEED, 0 },
@@ -619,6 +618,7 @@ static const struct sc_policy sc_policies[] = {
 	[ROLE_MONITOR_POSTLOGIN] = { "monitor-postlogin", {
 		SC_GROUP(g_monitor_postlogin),
 		SC_SANITIZER
+		SC_GROUP(g_worker_trim),	/* the stack the login dirtied */
 		SC_GROUP(g_probes),
 	} },
 	[ROLE_WORKER_PRELOGIN] = { "worker-prelogin", {
