@@ -7,7 +7,7 @@ PKGS="meson ninja-build gcc pkg-config libcap-dev libseccomp-dev libpam0g-dev \
 libssl-dev libpam-modules python3 python3-pytest lftp curl \
 libpam-wrapper libnss-wrapper iproute2 procps openssl python3-cryptography \
 systemd openbsd-inetd libwrap0 libtirpc3 logrotate vsftpd fail2ban \
-python3-pyftpdlib python3-openssl haproxy libpam-pwdfile \
+python3-pyftpdlib python3-openssl haproxy libpam-pwdfile clang strace \
 build-essential debhelper dpkg-dev lintian libcrypt-dev"
 missing=""
 for p in $PKGS; do

@@ -217,7 +217,7 @@ monitor_reply_u32(struct monitor *mon, enum ipc_type type, uint32_t v, int fd)
 /*
  * The login succeeded: the spare becomes the worker, and the monitor,
  * which from here on only relays logs (and, with connect_from_port_20,
- * makes port-20 sockets), gives up root and every file.
+ * makes port-20 sockets), gives up root and every file, the logs too.
  */
 static int
 monitor_logged_in(struct monitor *mon)
@@ -239,6 +239,9 @@ monitor_logged_in(struct monitor *mon)
 	/* Once per worker: a report the pre-login worker sent (true or
 	 * forged) must not silence the post-login worker's own. */
 	mon->granted[IPC_SANDBOX_VIOLATION] = 0;
+	/* As the user it must hold no shared log (invariant 6): its lines
+	 * go to the log writer, which vouches for its pid (log.h). */
+	log_to_writer();
 	creds_monitor_postlogin(mon->user->uid, mon->user->gid, mon->cfg->secure_chroot_dir,
 				mon->cfg->connect_from_port_20,
 				mon->cfg->chown_uploads && mon->login_anonymous);

@@ -6,6 +6,7 @@
 #define TW_SANDBOX_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct tw_config;
@@ -18,6 +19,7 @@ enum sandbox_role {
 	ROLE_WORKER_PRELOGIN,	/* protocol worker before login */
 	ROLE_WORKER_POSTLOGIN,	/* protocol worker as the user */
 	ROLE_TLS_RELAY,		/* a TLS session's pre-login worker after the login */
+	ROLE_WORKER_POSTLOGIN_ANON,	/* protocol worker of an anonymous session */
 };
 
 const char *sandbox_role_name(enum sandbox_role role);
@@ -95,11 +97,22 @@ void sandbox_apply(enum sandbox_role role, const struct tw_config *cfg);
  * Compiles every role's policy to BPF once (in the listener, before any
  * fork), so that sandbox_apply() in a session process is one system call.
  * Without it sandbox_apply() compiles on the spot. Compiles each policy
- * for both values of write_enable, so that a reload may change that
- * option; a policy must depend on no other option (a reload could not
- * recompile it under the listener's filter).
+ * for every value of the options it depends on (write_enable; for the
+ * anonymous worker also anon_mkdir_write_enable and
+ * anon_other_write_enable), so that a reload may change them; a policy
+ * must depend on no other option (a reload could not recompile it under
+ * the listener's filter).
  */
 void sandbox_prepare(const struct tw_config *cfg);
+
+/*
+ * Test builds only: prints, one per line, "role<TAB>group<TAB>syscall" for
+ * every syscall a role's filter allows under cfg (first group wins; the
+ * errno refusals left out), after a line "#role<TAB>N<TAB>role" with the
+ * number a test build's mark names it by, for
+ * tests/e2e/test_seccomp_usage.py.
+ */
+void sandbox_policy_print(FILE *out, const struct tw_config *cfg);
 
 /*
  * Debug switch (config: seccomp_log_only): a forbidden syscall is logged by

@@ -25,6 +25,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -368,6 +369,35 @@ add_sigaction_rules(struct sc_build *b, int nr)
 	add_rule(b, SCMP_ACT_KILL_PROCESS, nr, 1, &a);
 }
 
+/*
+ * Whether r allows anything under b's settings: 0 no, 1 yes; for an open
+ * rule 2 when writing is allowed too.
+ */
+static int
+rule_in_filter(const struct sc_build *b, const struct sc_rule *r)
+{
+	const struct tw_config *c = b->cfg;
+
+	switch (r->kind) {
+	case SC_OPEN:
+		return c->write_enable ? 2 : 1;
+	case SC_OPEN_ANON:
+		return c->write_enable && (c->anon_upload_enable || c->anon_other_write_enable)
+		       ? 2 : 1;
+	case SC_IF_WRITE:
+		return c->write_enable;
+	case SC_IF_ANON_MKDIR:
+		return c->write_enable && c->anon_mkdir_write_enable;
+	case SC_IF_ANON_OTHER:
+		return c->write_enable && c->anon_other_write_enable;
+	case SC_SOCK_TCP:
+	case SC_IF_NET:
+		return !sandbox_worker_no_net;
+	default:
+		return 1;
+	}
+}
+
 static void
 add_one(struct sc_build *b, const struct sc_rule *r)
 {
@@ -386,7 +416,8 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		break;
 	case SC_OPEN:
 	case SC_OPEN_RO:
-		if (r->kind == SC_OPEN && b->cfg->write_enable) {
+	case SC_OPEN_ANON:
+		if (rule_in_filter(b, r) == 2) {
 			add_allow(b, r->nr, 0, NULL);
 			break;
 		}
@@ -394,12 +425,20 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		add_allow(b, r->nr, 1, a);
 		break;
 	case SC_IF_WRITE:
-		if (b->cfg->write_enable)
+	case SC_IF_ANON_MKDIR:
+	case SC_IF_ANON_OTHER:
+	case SC_IF_NET:
+		if (rule_in_filter(b, r))
 			add_allow(b, r->nr, 0, NULL);
 		break;
 	case SC_SOCK_TCP:
+	case SC_SOCK_DATA:
 	case SC_SOCK_ROOT:
 		add_socket_rules(b, r->nr, r->kind);
+		break;
+	case SC_SIGKILL:
+		a[0] = ARG_EQ(1, SIGKILL);
+		add_allow(b, r->nr, 1, a);
 		break;
 	case SC_SELF:
 		a[0] = ARG_EQ(0, (scmp_datum_t)getpid());
@@ -545,21 +584,39 @@ policy_build(enum sandbox_role role, const struct tw_config *cfg)
  * BPF programs compiled once, before the listener forks anything: a
  * session process then installs its filter with one system call instead
  * of running libseccomp's compiler (which costs time on every login and
- * leaves its heap behind in every session's private memory). The only
- * option a policy depends on is write_enable, and a reload (SIGHUP) may
- * change it under the listener's own filter, where libseccomp cannot
- * export (no memfd_create): both variants are compiled at start, indexed
- * by write_enable.
+ * leaves its heap behind in every session's private memory). A policy
+ * depends on a few options (policy_key), and a reload (SIGHUP) may change
+ * them under the listener's own filter, where libseccomp cannot export
+ * (no memfd_create): every variant is compiled at start, indexed by key.
  */
+#define POLICY_KEY_WRITE 1u
+#define POLICY_KEY_ANON_UPLOAD 2u
+#define POLICY_KEY_ANON_MKDIR 4u
+#define POLICY_KEY_ANON_OTHER 8u
+#define POLICY_KEYS 16u
+
 static struct {
 	struct sock_filter *insns;
 	unsigned short len;
-} compiled[2][TW_ARRAY_LEN(sc_policies)];
+} compiled[POLICY_KEYS][TW_ARRAY_LEN(sc_policies)];
+
+/* The options role's policy depends on, as bits; the others are 0. */
+static unsigned
+policy_key(size_t role, const struct tw_config *c)
+{
+	unsigned k = c->write_enable ? POLICY_KEY_WRITE : 0;
+
+	if (role == ROLE_WORKER_POSTLOGIN_ANON && k != 0)
+		k |= (c->anon_upload_enable ? POLICY_KEY_ANON_UPLOAD : 0) |
+		     (c->anon_mkdir_write_enable ? POLICY_KEY_ANON_MKDIR : 0) |
+		     (c->anon_other_write_enable ? POLICY_KEY_ANON_OTHER : 0);
+	return k;
+}
 
 static void
 compile_role(const struct tw_config *cfg, size_t role)
 {
-	unsigned w = cfg->write_enable ? 1 : 0;
+	unsigned k = policy_key(role, cfg);
 	scmp_filter_ctx ctx;
 	off_t size;
 	int fd;
@@ -571,14 +628,14 @@ compile_role(const struct tw_config *cfg, size_t role)
 	    size % (off_t)sizeof(struct sock_filter) != 0 ||
 	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
 		die("seccomp: cannot compile the %s policy", sc_policies[role].name);
-	compiled[w][role].insns = malloc((size_t)size);
-	if (compiled[w][role].insns == NULL ||
-	    pread(fd, compiled[w][role].insns, (size_t)size, 0) != size)
+	compiled[k][role].insns = malloc((size_t)size);
+	if (compiled[k][role].insns == NULL ||
+	    pread(fd, compiled[k][role].insns, (size_t)size, 0) != size)
 		die("seccomp: cannot read the compiled %s policy", sc_policies[role].name);
-	compiled[w][role].len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	compiled[k][role].len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
 	if (getenv("TW_DEBUG_BPF"))
-		dprintf(2, "policy %s (write_enable=%u): %u instructions\n",
-			sc_policies[role].name, w, compiled[w][role].len);
+		dprintf(2, "policy %s (options %#x): %u instructions\n",
+			sc_policies[role].name, k, compiled[k][role].len);
 	close(fd);
 	seccomp_release(ctx);
 }
@@ -589,18 +646,79 @@ sandbox_prepare(const struct tw_config *cfg)
 	/* Large (every string option inline), so not on the stack. */
 	static struct tw_config other;
 	size_t role;
+	unsigned k;
 
 	if (!cfg->seccomp_sandbox)
 		return;
-	other = *cfg;
-	other.write_enable = !cfg->write_enable;
 	for (role = 0; role < TW_ARRAY_LEN(sc_policies); role++) {
 		if (sc_policies[role].name == NULL)
 			continue;
-		compile_role(cfg, role);
-		compile_role(&other, role);
+		for (k = 0; k < POLICY_KEYS; k++) {
+			other = *cfg;
+			other.write_enable = (k & POLICY_KEY_WRITE) != 0;
+			other.anon_upload_enable = (k & POLICY_KEY_ANON_UPLOAD) != 0;
+			other.anon_mkdir_write_enable = (k & POLICY_KEY_ANON_MKDIR) != 0;
+			other.anon_other_write_enable = (k & POLICY_KEY_ANON_OTHER) != 0;
+			/* Each distinct variant once. */
+			if (policy_key(role, &other) == k)
+				compile_role(&other, role);
+		}
 	}
 }
+
+#if TW_TEST_HOOKS
+/*
+ * Test builds: a mark a syscall recorder (strace) sees where a role's
+ * policy begins (tests/e2e/test_seccomp_usage.py). A call every policy
+ * that installs another allows (SC_NARROW checks arguments 0 and 1 only),
+ * which the kernel refuses (EINVAL: arguments 2 to 4 must be 0) and
+ * which changes nothing.
+ */
+#define SANDBOX_MARK_MAGIC 0x74570000UL
+static void
+sandbox_mark_role(enum sandbox_role role)
+{
+	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, SANDBOX_MARK_MAGIC | (unsigned long)role, 0, 0);
+}
+
+void
+sandbox_policy_print(FILE *out, const struct tw_config *cfg)
+{
+	size_t role, g, i;
+
+	for (role = 0; role < TW_ARRAY_LEN(sc_policies); role++) {
+		const struct sc_policy *p = &sc_policies[role];
+		struct sc_build b;
+
+		if (p->name == NULL)
+			continue;
+		/* The number sandbox_mark_role() gives the role. */
+		fprintf(out, "#role\t%zu\t%s\n", role, p->name);
+		memset(&b, 0, sizeof(b));
+		b.cfg = cfg;
+		for (g = 0; g < TW_ARRAY_LEN(p->groups) && p->groups[g].rules != NULL; g++) {
+			for (i = 0; i < p->groups[g].nrules; i++) {
+				const struct sc_rule *r = &p->groups[g].rules[i];
+				char *name;
+
+				if (r->nr < 0 || claimed_elsewhere(&b, r->nr, (int)g) ||
+				    r->kind == SC_ERRNO || !rule_in_filter(&b, r))
+					continue;
+				name = seccomp_syscall_resolve_num_arch(seccomp_arch_native(), r->nr);
+				fprintf(out, "%s\t%s\t%s\n", p->name, p->groups[g].name,
+					name != NULL ? name : "?");
+				free(name);
+			}
+		}
+	}
+}
+#else
+static void
+sandbox_mark_role(enum sandbox_role role)
+{
+	(void)role;
+}
+#endif
 
 /*
  * The role whose policy this process installed last, inherited over
@@ -643,6 +761,7 @@ sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 	 * code refines DESIGN.md").
 	 */
 	if (installed_role >= 0 && same_policy((enum sandbox_role)installed_role, role)) {
+		sandbox_mark_role(role);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 			die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 		installed_role = role;
@@ -652,12 +771,13 @@ sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 	if (__lsan_do_leak_check != NULL)
 		__lsan_do_leak_check();
 #endif
+	sandbox_mark_role(role);
 	installed_role = role;
-	if (compiled[cfg->write_enable ? 1 : 0][role].insns != NULL) {
+	if (compiled[policy_key(role, cfg)][role].insns != NULL) {
 		struct sock_fprog prog = { 0, NULL };
 
-		prog.len = compiled[cfg->write_enable ? 1 : 0][role].len;
-		prog.filter = compiled[cfg->write_enable ? 1 : 0][role].insns;
+		prog.len = compiled[policy_key(role, cfg)][role].len;
+		prog.filter = compiled[policy_key(role, cfg)][role].insns;
 
 		/* Without CAP_SYS_ADMIN the kernel wants no_new_privs first. */
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||

@@ -287,66 +287,51 @@ ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
  * Then the peek stopped at the urgent mark: with SO_OOBINLINE a read
  * stops there, and a peek, which does not move, stops there every time.
  * (Bytes that arrived since the peek look the same; taking them is
- * harmless, see take_before_mark.)
+ * harmless: they go to c->pending, the start of the next line read.)
  */
 static int
-stopped_at_mark(int fd, size_t n)
+stopped_at_mark(void *arg, size_t n)
 {
+	const struct ctrl *c = arg;
 	int queued;
 
-	if (ioctl(fd, FIONREAD, &queued) != 0)
+	if (ioctl(c->fd, FIONREAD, &queued) != 0)
 		return 0;
 	return queued > 0 && (size_t)queued > n;
-}
-
-/*
- * Takes the n bytes before the urgent mark (no LF among them) into
- * c->pending, so that the next peek starts at the mark and sees the rest
- * of the line. Nothing is lost: the next line read starts with them.
- */
-static enum ctrl_peek
-take_before_mark(struct ctrl *c, size_t n)
-{
-	if (recv(c->fd, c->pending + c->pending_len, n, 0) != (ssize_t)n)
-		return CTRL_PEEK_EOF;
-	c->pending_len += n;
-	return CTRL_PEEK_AGAIN;
 }
 
 int
 ctrl_peek_abor(struct ctrl *c)
 {
 	char line[CTRL_MAX_LINE + 1];
-	size_t have = c->pending_len, room = CTRL_MAX_LINE - have;
+	size_t have = c->pending_len, room = CTRL_MAX_LINE - have, take = 0;
 	ssize_t n = recv(c->fd, line + have, room, MSG_PEEK | MSG_DONTWAIT);
-	char *lf;
-	size_t len;
 
 	if (n == 0)
 		return CTRL_PEEK_EOF;
 	if (n < 0)
 		return (errno == EAGAIN || errno == EINTR) ? CTRL_PEEK_PARTIAL : CTRL_PEEK_EOF;
-	lf = memchr(line + have, '\n', (size_t)n);
-	if (lf == NULL) {
-		/*
-		 * ftplib sends all of "ABOR\r\n" urgent, so its mark is on
-		 * the LF; other clients mark the Telnet Synch (IAC DM) before
-		 * ABOR. Either way the line goes on past the mark.
-		 */
-		if ((size_t)n < room && stopped_at_mark(c->fd, (size_t)n))
-			return take_before_mark(c, (size_t)n);
-		/* A line too long to be ABOR, or one still arriving. */
-		return (size_t)n == room ? CTRL_PEEK_OTHER : CTRL_PEEK_PARTIAL;
-	}
-	/* Take exactly the ABOR line (with its LF), nothing after it. */
-	len = (size_t)(lf - (line + have)) + 1;
 	memcpy(line, c->pending, have);
-	if (!ctrlline_is_abor(line, have + len - 1))
+	switch (ctrlline_abor_peek(line, have, (size_t)n, room, stopped_at_mark, c, &take)) {
+	case CTRLLINE_ABOR:
+		/* Exactly the ABOR line (with its LF), nothing after it. */
+		if (recv(c->fd, line, take, 0) != (ssize_t)take)
+			return CTRL_PEEK_EOF;
+		c->pending_len = 0;
+		return CTRL_PEEK_ABOR;
+	case CTRLLINE_TAKE_MARK:
+		/* The next peek starts at the mark and sees the rest of the
+		 * line; the next line read starts with these bytes. */
+		if (recv(c->fd, c->pending + c->pending_len, take, 0) != (ssize_t)take)
+			return CTRL_PEEK_EOF;
+		c->pending_len += take;
+		return CTRL_PEEK_AGAIN;
+	case CTRLLINE_OTHER:
 		return CTRL_PEEK_OTHER;
-	if (recv(c->fd, line, len, 0) != (ssize_t)len)
-		return CTRL_PEEK_EOF;
-	c->pending_len = 0;
-	return CTRL_PEEK_ABOR;
+	case CTRLLINE_PARTIAL:
+		break;
+	}
+	return CTRL_PEEK_PARTIAL;
 }
 
 void

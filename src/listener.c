@@ -125,12 +125,14 @@ refuse(int fd, int tls, const char *text)
 void
 listener_child_setup(int keep_fd)
 {
-	int keep[] = { log_fd(), log_xferlog_fd(), keep_fd, tw_rt.netns_fd, tw_rt.login_note_fd,
-		       listener_proxy_chan };
+	int keep[] = { log_fd(), log_xferlog_fd(), log_writer_fd(), keep_fd, tw_rt.netns_fd,
+		       tw_rt.login_note_fd, listener_proxy_chan };
 	static const int defaults[] = { SIGCHLD, SIGTERM, SIGINT };
 	sigset_t none;
 	size_t i;
 
+	/* The listener alone writes other sessions' lines. */
+	log_writer_close_rx();
 	tw_close_fds_except(keep, TW_ARRAY_LEN(keep));
 	for (i = 0; i < TW_ARRAY_LEN(defaults); i++)
 		if (signal(defaults[i], SIG_DFL) == SIG_ERR)
@@ -846,9 +848,9 @@ log_listening(const struct tw_config *cfg, const struct listen_socks *ls)
 		tw_log(TW_LOG_INFO, "implicit FTPS on port %u", cfg->implicit_ssl_port);
 }
 
-/* Room in the poll set: the sockets, signals, notes, proxied clients, the
- * helper, the status socket and its clients. */
-#define POLL_MAX (LISTEN_SOCKS_MAX + 4 + 1 + STATUS_CLIENTS_MAX)
+/* Room in the poll set: the sockets, signals, notes, proxied clients, log
+ * records, the helper, the status socket and its clients. */
+#define POLL_MAX (LISTEN_SOCKS_MAX + 5 + 1 + STATUS_CLIENTS_MAX)
 
 void
 listener_run(struct tw_config *cfg, const struct listen_socks *ls)
@@ -880,7 +882,7 @@ listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 	for (;;) {
 		/* Refill between events; poll without waiting while short. */
 		int wait_ms = status_poll_timeout(pool_refill(cfg));
-		size_t n = 0, i, sig_i, note_i, proxy_i, st_i, nst;
+		size_t n = 0, i, sig_i, note_i, proxy_i, lw_i, st_i, nst;
 		int up_i = -1;
 
 		for (i = 0; i < L.socks.n; i++) {
@@ -896,6 +898,10 @@ listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 		proxy_i = n;
 		pfd[n].fd = proxy_chan_in;
 		pfd[n++].events = POLLIN;
+		/* The lines of logged-in sessions (log.h: the log writer). */
+		lw_i = n;
+		pfd[n].fd = log_writer_rx_fd();
+		pfd[n++].events = POLLIN;
 		if (upgrade_helper_fd() >= 0) {
 			up_i = (int)n;
 			pfd[n].fd = upgrade_helper_fd();
@@ -909,6 +915,8 @@ listener_run(struct tw_config *cfg, const struct listen_socks *ls)
 				continue;
 			die("poll: %s", strerror(errno));
 		}
+		if (pfd[lw_i].revents & POLLIN)
+			log_writer_serve();
 		if (pfd[note_i].revents & POLLIN)
 			read_login_notes();
 		if (pfd[sig_i].revents & POLLIN)

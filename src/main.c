@@ -3,11 +3,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -174,6 +176,44 @@ run_listener(struct tw_config *cfg)
 }
 
 /*
+ * inetd mode has no listener to write the lines of the session once its
+ * monitor has become the user (log.h: the log writer): this process
+ * stays root as the writer, and its child runs the session. It holds the
+ * log files and the writer's socket, nothing of the client, and ends
+ * when the session has ended and its last lines are written.
+ */
+static void __attribute__((noreturn))
+inetd_log_writer(const struct tw_config *cfg, pid_t session)
+{
+	/* Readable once the session has exited (Linux 5.3). */
+	int pidfd = (int)syscall(SYS_pidfd_open, session, 0);
+	int keep[] = { log_fd(), log_xferlog_fd(), log_writer_rx_fd(), pidfd };
+	int status = 0;
+
+	if (pidfd < 0)
+		die("pidfd_open: %s", strerror(errno));
+	tw_close_fds_except(keep, TW_ARRAY_LEN(keep));
+	log_set_role("log-writer");
+	sandbox_apply(ROLE_LISTENER, cfg);
+	for (;;) {
+		struct pollfd p[2] = { { log_writer_rx_fd(), POLLIN, 0 }, { pidfd, POLLIN, 0 } };
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		if (p[0].revents & POLLIN)
+			(void)log_writer_serve();
+		if (p[1].revents & POLLIN) {
+			/* Every line the session sent is queued by now. */
+			while (log_writer_serve() > 0)
+				;
+			while (waitpid(session, &status, 0) < 0 && errno == EINTR)
+				;
+			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+		}
+	}
+}
+
+/*
  * inetd mode: the control connection is standard input (and output). Move
  * it off 0-2 so that nothing written to stdout or stderr by accident can
  * reach the client.
@@ -182,6 +222,7 @@ static void __attribute__((noreturn))
 run_inetd(const struct tw_config *cfg)
 {
 	int fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+	pid_t pid;
 
 	if (fd < 0)
 		die("inetd mode: %s", strerror(errno));
@@ -190,6 +231,14 @@ run_inetd(const struct tw_config *cfg)
 	 * listener (logrotate's), or -USR2 (an upgrade), must not end this one. */
 	if (signal(SIGHUP, SIG_IGN) == SIG_ERR || signal(SIGUSR2, SIG_IGN) == SIG_ERR)
 		die("signal SIGHUP/SIGUSR2: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid > 0) {
+		close(fd);
+		inetd_log_writer(cfg, pid);
+	}
+	log_writer_close_rx();
 	log_set_role("monitor");
 	session_run(cfg, fd);
 }

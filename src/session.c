@@ -207,7 +207,9 @@ spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 	wl.local = go.local;
 	tw_scratch_free(u, sizeof(*u));
 	ipc_report_violations_to(fd);
-	sandbox_apply(ROLE_WORKER_POSTLOGIN, cfg);
+	/* An anonymous session's own policy: no chmod, and writes only as
+	 * far as the anon_* switches go. */
+	sandbox_apply(wl.anonymous ? ROLE_WORKER_POSTLOGIN_ANON : ROLE_WORKER_POSTLOGIN, cfg);
 	worker_postlogin_run(cfg, client_fd, fd, &wl);
 }
 

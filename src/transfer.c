@@ -1017,7 +1017,10 @@ upload_open(struct session *s, struct upload *u)
 	if (file >= 0 && u->created && s->anonymous && s->cfg->chown_uploads &&
 	    worker_chown_upload(s, file) != 0) {
 		close(file);
-		(void)unlink(u->name);
+		/* The anonymous policy has unlink only with anon_other_write_enable
+		 * (sandbox/seccomp_policy.h); else the empty file stays. */
+		if (s->cfg->anon_other_write_enable)
+			(void)unlink(u->name);
 		return -1;
 	}
 	if (file < 0 ||

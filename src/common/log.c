@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
@@ -25,6 +26,14 @@ static log_sink_fn sink TW_PER_PROCESS;
 static const char *role_name TW_PER_PROCESS = "twinftpd";
 /* The process whose fatal errors are echoed on stderr (0: none). */
 static pid_t stderr_pid TW_PER_PROCESS;
+/*
+ * The log writer's socketpair (log_writer_open): session processes send
+ * on writer_tx, the writer (the listener, or the parent of an inetd
+ * session) reads writer_rx. to_writer: this process logs through it.
+ */
+static int writer_tx TW_PER_PROCESS = -1;
+static int writer_rx = -1;
+static int to_writer TW_PER_PROCESS;
 
 /* The local syslog socket (syslog(3)'s _PATH_LOG). */
 #define SYSLOG_SOCKET "/dev/log"
@@ -34,6 +43,20 @@ static pid_t stderr_pid TW_PER_PROCESS;
 #define XFERLOG_STAMP_FORMAT "%a %b %e %H:%M:%S %Y"
 /* Room for a path of PATH_MAX and the other fields of an xferlog line. */
 #define XFERLOG_LINE_MAX 8192
+
+/*
+ * One record to the writer: kind, level, role, then the text (no NUL).
+ * Bounded by the longest line either kind has.
+ */
+#define WRITER_HEAD 3
+#define WRITER_LINE 'L'
+#define WRITER_XFER 'X'
+#define WRITER_MAX (WRITER_HEAD + XFERLOG_LINE_MAX)
+/* Records one log_writer_serve() call writes at most: the listener's
+ * accept loop comes first, a flooding session waits. */
+#define WRITER_BATCH 64
+/* The roles a record may name; anything else is dropped. */
+static const char *const writer_roles[] = { "monitor", "worker" };
 
 /* UTC, ISO 8601; the placeholder stands in if the clock is out of range. */
 #define LOG_STAMP_FORMAT "%Y-%m-%dT%H:%M:%SZ"
@@ -145,6 +168,7 @@ log_open(const struct tw_config *cfg)
 	if (open_logs(cfg, &logfd, &xferfd, err, sizeof(err)) != 0)
 		die("%s", err);
 	use_syslog = cfg->syslog_enable;
+	log_writer_open();
 	/* Loaded now: a chrooted monitor cannot read /etc/localtime. */
 	tzset();
 	util_set_die_hook(log_die_hook);
@@ -168,10 +192,10 @@ log_reopen(const struct tw_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-void
-log_to_sink(log_sink_fn fn)
+/* Closes what this process writes the logs through (log_to_sink, log_to_writer). */
+static void
+log_close_fds(void)
 {
-	sink = fn;
 	/* O_APPEND writes went out whole; nothing is buffered here. */
 	if (logfd >= 0) {
 		(void)close(logfd);
@@ -182,6 +206,17 @@ log_to_sink(log_sink_fn fn)
 		xferfd = -1;
 	}
 	use_syslog = 0;
+}
+
+void
+log_to_sink(log_sink_fn fn)
+{
+	sink = fn;
+	log_close_fds();
+	if (writer_tx >= 0) {
+		(void)close(writer_tx);
+		writer_tx = -1;
+	}
 	util_set_die_hook(log_die_hook);
 }
 
@@ -197,8 +232,94 @@ log_xferlog_fd(void)
 	return xferfd;
 }
 
+int
+log_writer_fd(void)
+{
+	return writer_tx;
+}
+
+int
+log_writer_rx_fd(void)
+{
+	return writer_rx;
+}
+
 void
-log_xferlog(const char *fields)
+log_writer_open(void)
+{
+	int sv[2], one = 1;
+
+	if (writer_rx >= 0)
+		return;
+	/*
+	 * Datagrams: each record arrives whole or not at all, and one
+	 * socket serves every session. SO_PASSCRED makes the kernel attach
+	 * each sender's pid (as the reader's PID namespace sees it), which
+	 * a process without CAP_SYS_ADMIN cannot forge: the writer puts
+	 * that pid in the line, so no session can write as another.
+	 */
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0)
+		die("log writer socketpair: %s", strerror(errno));
+	if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0 ||
+	    fcntl(sv[0], F_SETFL, O_NONBLOCK) != 0)
+		die("log writer socket: %s", strerror(errno));
+	/* Only the reader's end takes records: the senders' end is never read. */
+	(void)shutdown(sv[1], SHUT_RD);
+	writer_rx = sv[0];
+	writer_tx = sv[1];
+}
+
+void
+log_writer_close_rx(void)
+{
+	if (writer_rx >= 0)
+		(void)close(writer_rx);
+	writer_rx = -1;
+}
+
+/* Sends one record; a writer that is gone or full loses it (best effort). */
+static void
+writer_send(char kind, int level, int role, const char *text)
+{
+	char rec[WRITER_MAX];
+	size_t len = strlen(text);
+
+	if (len > XFERLOG_LINE_MAX)
+		len = XFERLOG_LINE_MAX;
+
+	rec[0] = kind;
+	rec[1] = (char)level;
+	rec[2] = (char)role;
+	memcpy(rec + WRITER_HEAD, text, len);
+	(void)!send(writer_tx, rec, WRITER_HEAD + len, MSG_NOSIGNAL);
+}
+
+void
+log_to_writer(void)
+{
+	if (writer_tx < 0)
+		bug("%s: no log writer socket", __func__);
+	to_writer = 1;
+	log_close_fds();
+	log_writer_close_rx();
+}
+
+/* Copies text into out, a control byte (a forged line, an escape) as '?'. */
+static void
+log_clean(char *out, size_t outsz, const char *text, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && text[i] != '\0' && i + 1 < outsz; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		out[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	out[i] = '\0';
+}
+
+static void
+xferlog_write(const char *fields)
 {
 	char line[XFERLOG_LINE_MAX], stamp[32];
 	struct tm tm;
@@ -215,6 +336,15 @@ log_xferlog(const char *fields)
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
 	(void)!write(xferfd, line, (size_t)n);
+}
+
+void
+log_xferlog(const char *fields)
+{
+	if (to_writer)
+		writer_send(WRITER_XFER, TW_LOG_INFO, 0, fields);
+	else
+		xferlog_write(fields);
 }
 
 void
@@ -240,14 +370,15 @@ log_write_line(int level, const char *text, int pid, const char *role)
 	/*
 	 * Wall-clock time on purpose: a reader matches it with other logs.
 	 * syslog's line is one datagram as syslog(3) sends it with LOG_PID:
-	 * its stamp in local time, no newline.
+	 * its stamp in local time, no newline. The pid is the line's (the
+	 * writer writes other processes' lines).
 	 */
 	if (use_syslog) {
 		if (localtime_r(&now, &tm) == NULL ||
 		    strftime(stamp, sizeof(stamp), SYSLOG_STAMP_FORMAT, &tm) == 0)
 			stamp[0] = '\0';
 		(void)snprintf(head, sizeof(head), "<%d>%s twinftpd[%d]:", LOG_FTP | level,
-			       stamp, (int)getpid());
+			       stamp, pid);
 	} else if (gmtime_r(&now, &tm) == NULL ||
 		   strftime(head, sizeof(head), LOG_STAMP_FORMAT, &tm) == 0) {
 		(void)tw_strlcpy(head, LOG_STAMP_UNKNOWN, sizeof(head));
@@ -288,22 +419,101 @@ tw_log(int level, const char *fmt, ...)
 		sink(level, text);
 		return;
 	}
+	if (to_writer) {
+		writer_send(WRITER_LINE, level, 0, text);
+		return;
+	}
 	log_write_line(level, text, (int)getpid(), role_name);
+}
+
+static int
+log_level_valid(int level)
+{
+	return level >= TW_LOG_ERR && level <= TW_LOG_DEBUG;
 }
 
 void
 log_from_worker(int level, const char *text, int worker_pid)
 {
 	char clean[TW_LOG_MAX_TEXT + 1];
-	size_t i;
 
-	for (i = 0; text[i] != '\0' && i < TW_LOG_MAX_TEXT; i++) {
-		unsigned char c = (unsigned char)text[i];
-
-		clean[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	clean[i] = '\0';
-	if (level < TW_LOG_ERR || level > TW_LOG_DEBUG)
+	log_clean(clean, sizeof(clean), text, TW_LOG_MAX_TEXT);
+	if (!log_level_valid(level))
 		level = TW_LOG_INFO;
-	log_write_line(level, clean, worker_pid, "worker");
+	if (to_writer)
+		writer_send(WRITER_LINE, level, 1, clean);
+	else
+		log_write_line(level, clean, worker_pid, "worker");
+}
+
+/*
+ * One record from a session: trusted for nothing but being a line. The
+ * pid is the kernel's, the role one of writer_roles, every control byte
+ * a '?', so a record makes exactly one line (or xferlog line) of its
+ * sender's own.
+ */
+static void
+writer_write(const char *rec, size_t len, pid_t pid)
+{
+	char text[XFERLOG_LINE_MAX];
+	int level = (unsigned char)rec[1], role = (unsigned char)rec[2];
+
+	if (len < WRITER_HEAD || role >= (int)TW_ARRAY_LEN(writer_roles))
+		return;
+	if (rec[0] == WRITER_LINE) {
+		log_clean(text, TW_LOG_MAX_TEXT + 1, rec + WRITER_HEAD, len - WRITER_HEAD);
+		log_write_line(log_level_valid(level) ? level : TW_LOG_INFO, text, (int)pid,
+			       writer_roles[role]);
+	} else if (rec[0] == WRITER_XFER) {
+		log_clean(text, sizeof(text), rec + WRITER_HEAD, len - WRITER_HEAD);
+		xferlog_write(text);
+	}
+}
+
+int
+log_writer_serve(void)
+{
+	int n;
+
+	for (n = 0; n < WRITER_BATCH; n++) {
+		char rec[WRITER_MAX];
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(struct ucred))];
+		} ctl;
+		struct iovec iov = { rec, sizeof(rec) };
+		struct msghdr msg;
+		struct cmsghdr *c;
+		struct ucred cred;
+		int have_cred = 0;
+		ssize_t len;
+
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		len = recvmsg(writer_rx, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (len < 0)
+			return n;
+		for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+			    c->cmsg_len == CMSG_LEN(sizeof(cred))) {
+				memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+				have_cred = 1;
+			} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+				/* Nobody sends one: close what a sender slipped in. */
+				int *fds = (int *)CMSG_DATA(c);
+				size_t k, nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+				for (k = 0; k < nfd; k++)
+					(void)close(fds[k]);
+			}
+		}
+		/* A truncated record (MSG_TRUNC) is longer than any we send. */
+		if (have_cred && cred.pid > 0 && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) == 0)
+			writer_write(rec, (size_t)len, cred.pid);
+	}
+	/* The batch is spent; poll says so again if more waits. */
+	return n;
 }

@@ -1,8 +1,9 @@
 /*
- * Logging. Root processes (listener, monitors) write lines to the log file
- * the listener opened, or to syslog. Sandboxed workers cannot open files:
- * their lines go to a sink the role installs (IPC_LOG messages to the
- * monitor, which validates and writes them). This layer knows no role.
+ * Logging. Root processes (listener, pre-login monitors) write lines to the
+ * log file the listener opened, or to syslog. Sandboxed workers cannot open
+ * files: their lines go to a sink the role installs (IPC_LOG messages to
+ * the monitor, which validates them). A monitor that has become the user
+ * sends its lines to the log writer (below). This layer knows no role.
  */
 #ifndef TW_LOG_H
 #define TW_LOG_H
@@ -29,7 +30,7 @@ int log_reopen(const struct tw_config *cfg, char *err, size_t errlen);
 /*
  * In a sandboxed process: from now on every line goes to sink (the worker
  * sends it to its monitor over IPC, privsep/ipc.h), and the log file
- * descriptor is closed.
+ * descriptors and the writer's socket are closed.
  */
 typedef void (*log_sink_fn)(int level, const char *text);
 void log_to_sink(log_sink_fn sink);
@@ -52,6 +53,31 @@ int log_fd(void);
  */
 int log_xferlog_fd(void);
 void log_xferlog(const char *fields);
+/*
+ * The log writer: no process running as a login user holds the log file,
+ * the xferlog or the syslog socket (invariant 6). A session's monitor,
+ * once it has become the user, sends each line as a bounded record over
+ * a datagram socket to the writer, a root process that holds the files:
+ * the listener, or in inetd mode the session's first process. The
+ * writer takes the sender's pid from the kernel (SO_PASSCRED), not from
+ * the record, and makes each record one line with no control bytes, so a
+ * session can neither write as another nor touch the files.
+ *
+ * log_open() makes the socket. log_writer_fd() is the senders' end,
+ * kept by session monitors; log_writer_rx_fd() the writer's, which it
+ * polls and then calls log_writer_serve() (a bounded batch of records,
+ * never blocking; returns how many it read, the batch's size if more
+ * may wait). log_writer_close_rx() in a process that is no writer.
+ * log_to_writer(): from now on this process's lines (its own, those of
+ * log_from_worker and log_xferlog) go to the writer, and its log and
+ * xferlog descriptors are closed.
+ */
+void log_writer_open(void);
+int log_writer_fd(void);
+int log_writer_rx_fd(void);
+void log_writer_close_rx(void);
+int log_writer_serve(void);
+void log_to_writer(void);
 /* Sets the role name shown in each line ("listener", "monitor", ...). */
 void log_set_role(const char *role);
 

@@ -4,6 +4,8 @@
  */
 #include "src/proto/ctrlline.h"
 
+#include <string.h>
+
 #include "src/common/util.h"
 
 static int
@@ -61,4 +63,31 @@ int
 ctrlline_is_abor(char *buf, size_t len)
 {
 	return ctrlline_parse(buf, len) >= 0 && tw_strcaseeq(buf, "ABOR");
+}
+
+enum ctrlline_abor_peek
+ctrlline_abor_peek(char *line, size_t have, size_t n, size_t room,
+		   int (*at_mark)(void *arg, size_t n), void *arg, size_t *take)
+{
+	char *lf = memchr(line + have, '\n', n);
+	size_t len;
+
+	if (lf == NULL) {
+		/*
+		 * ftplib sends all of "ABOR\r\n" urgent, so its mark is on
+		 * the LF; other clients mark the Telnet Synch (IAC DM) before
+		 * ABOR. Either way the line goes on past the mark.
+		 */
+		if (n > 0 && n < room && at_mark(arg, n)) {
+			*take = n;
+			return CTRLLINE_TAKE_MARK;
+		}
+		/* A line too long to be ABOR, or one still arriving. */
+		return n >= room ? CTRLLINE_OTHER : CTRLLINE_PARTIAL;
+	}
+	len = (size_t)(lf - (line + have)) + 1;
+	if (!ctrlline_is_abor(line, have + len - 1))
+		return CTRLLINE_OTHER;
+	*take = len;
+	return CTRLLINE_ABOR;
 }

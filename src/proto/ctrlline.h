@@ -51,4 +51,27 @@ ssize_t ctrlline_parse(char *buf, size_t len);
  */
 int ctrlline_is_abor(char *buf, size_t len);
 
+/*
+ * The decision of the ABOR watch during a transfer (src/ctrl.c does the
+ * socket I/O around it). line holds the `have` bytes already taken off
+ * the socket (a line's start, no LF), then the n bytes one peek returned;
+ * room is how many bytes that peek could have returned. at_mark(arg, n)
+ * says whether the peek stopped at an urgent mark (with SO_OOBINLINE a
+ * peek never moves past it); it is asked only when that matters.
+ */
+enum ctrlline_abor_peek {
+	CTRLLINE_ABOR,		/* the first line is ABOR: take *take bytes (its LF last) */
+	CTRLLINE_OTHER,		/* a complete other line, or one too long to be ABOR */
+	CTRLLINE_PARTIAL,	/* no LF yet: look again when more arrives */
+	CTRLLINE_TAKE_MARK,	/* no LF before the urgent mark: take *take bytes and look again */
+};
+/*
+ * Cleans line in place when it looks for ABOR: line must hold have + n + 1
+ * bytes. *take is set for CTRLLINE_ABOR and CTRLLINE_TAKE_MARK only, and
+ * is never more than n.
+ */
+enum ctrlline_abor_peek ctrlline_abor_peek(char *line, size_t have, size_t n, size_t room,
+					   int (*at_mark)(void *arg, size_t n), void *arg,
+					   size_t *take);
+
 #endif

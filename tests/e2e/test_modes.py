@@ -110,9 +110,17 @@ def test_inetd_mode_serves_one_session_on_stdin(make_server):
         conn.close()
         f = twhelpers.ftp_on_socket(client)
         assert f.welcome.startswith("220")
+        # The started process stays root as the session's log writer
+        # (it holds the log, nothing of the client's); its one child is
+        # the session's monitor.
+        mon = twhelpers.wait_until(lambda: (lambda k: k[0] if len(k) == 1 else None)(
+            twhelpers.children(srv.pid)), 10, what="the inetd session's monitor")
+        held = {os.readlink("/proc/%d/fd/%s" % (srv.pid, fd))
+                for fd in os.listdir("/proc/%d/fd" % srv.pid)}
+        assert srv.log_path in held, held
         # Before the login the spare post-login worker holds nothing of the
         # client's: its standard descriptors are /dev/null, not the socket.
-        spare = twhelpers.wait_until(lambda: twhelpers.spare_of(srv.pid), 10,
+        spare = twhelpers.wait_until(lambda: twhelpers.spare_of(mon), 10,
                                      what="the spare post-login worker")
         for fd in (0, 1, 2):
             assert os.readlink("/proc/%d/fd/%d" % (spare, fd)) == "/dev/null", fd
@@ -120,11 +128,19 @@ def test_inetd_mode_serves_one_session_on_stdin(make_server):
         f.storbinary("STOR inetd.txt", io.BytesIO(b"from inetd\n"))
         with open(os.path.join(srv.home("alice"), "inetd.txt"), "rb") as fh:
             assert fh.read() == b"from inetd\n"
-        # The same privilege separation as standalone: a root monitor
-        # parent and a worker running as alice.
-        kids = twhelpers.children(srv.pid)
+        # The same privilege separation as standalone: a monitor that
+        # dropped root and a worker running as alice, neither holding
+        # the log; the writer writes the monitor's lines with its pid.
+        kids = twhelpers.children(mon)
         assert kids, "no worker under the inetd-mode monitor"
         assert twhelpers.proc_ids(kids[0], "Uid")[0] == twhelpers.USERS["alice"]
+        for p in [mon] + kids:
+            assert twhelpers.proc_ids(p, "Uid")[0] == twhelpers.USERS["alice"]
+            links = {os.readlink("/proc/%d/fd/%s" % (p, fd))
+                     for fd in os.listdir("/proc/%d/fd" % p)}
+            assert srv.log_path not in links, (p, links)
+        srv.wait_log(r'\[pid %d\] \[monitor\] OK UPLOAD: Client "127\.0\.0\.1", '
+                     r'user "alice", "/inetd\.txt", 11 bytes' % mon, timeout=10)
         assert code(f.quit()) == 221
         # One session: the process ends with it, cleanly.
         assert srv.proc.wait(timeout=10) == 0

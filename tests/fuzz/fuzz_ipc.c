@@ -96,9 +96,19 @@ walk_schema(struct ipc_msg *m)
 
 	ipc_init(&re, (enum ipc_type)m->type);
 	switch (m->type) {
-	case IPC_LOGIN:
+	case IPC_LOGIN:		/* str user, str pass, u32 flags */
 		ok = walk_str(m, IPC_MAX_USER, &re) == IPC_OK &&
-		    walk_str(m, IPC_MAX_PASS, &re) == IPC_OK;
+		    walk_str(m, IPC_MAX_PASS, &re) == IPC_OK &&
+		    walk_u32(m, &v, &re) == IPC_OK;
+		break;
+	case IPC_XFERLOG:	/* u32 flags, bytes high, bytes low, ms; str path */
+		ok = 1;
+		for (int i = 0; ok && i < 4; i++)
+			ok = walk_u32(m, &v, &re) == IPC_OK;
+		ok = ok && walk_str(m, IPC_MAX_XFERPATH, &re) == IPC_OK;
+		break;
+	case IPC_USER_CHECK:	/* str user */
+		ok = walk_str(m, IPC_MAX_USER, &re) == IPC_OK;
 		break;
 	case IPC_LOG:
 		ok = walk_u32(m, &v, &re) == IPC_OK &&
@@ -108,12 +118,6 @@ walk_schema(struct ipc_msg *m)
 	case IPC_LOGIN_RESULT:
 	case IPC_CHOWN_RESULT:
 		ok = walk_u32(m, &v, &re) == IPC_OK;
-		break;
-	case IPC_XFERLOG:	/* u32 flags, bytes high, bytes low, ms; str path */
-		ok = 1;
-		for (int i = 0; ok && i < 4; i++)
-			ok = walk_u32(m, &v, &re) == IPC_OK;
-		ok = ok && walk_str(m, IPC_MAX_XFERPATH, &re) == IPC_OK;
 		break;
 	case IPC_SANDBOX_VIOLATION:	/* u32 syscall, u32 role */
 		ok = walk_u32(m, &v, &re) == IPC_OK &&

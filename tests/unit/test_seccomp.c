@@ -83,6 +83,9 @@ read_report(enum sandbox_role role)
  */
 #define ROLE_NONE ((enum sandbox_role)-1)
 static const enum sandbox_role *stack_first;
+/* anon_upload_enable, anon_mkdir_write_enable, anon_other_write_enable
+ * of the next cases (bits 0 to 2). */
+static unsigned case_anon;
 
 static void
 run_case(const char *what, enum sandbox_role role, int write_enable,
@@ -96,6 +99,9 @@ run_case(const char *what, enum sandbox_role role, int write_enable,
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seccomp_sandbox = 1;
 	cfg.write_enable = write_enable;
+	cfg.anon_upload_enable = (case_anon & 1) != 0;
+	cfg.anon_mkdir_write_enable = (case_anon & 2) != 0;
+	cfg.anon_other_write_enable = (case_anon & 4) != 0;
 	fflush(NULL);
 	pid = fork();
 	if (pid == -1) {
@@ -197,7 +203,6 @@ worker_basics(void)
 	struct timespec ts;
 	unsigned char rnd[16];
 	char c;
-	struct rlimit rl;
 	struct stat st;
 	int fl, rc = malloc_basics();
 
@@ -214,10 +219,6 @@ worker_basics(void)
 		return 14;
 	if (read(data_pipe[0], &c, 1) != 1 || c != 'x')
 		return 15;
-	ts.tv_sec = 0;
-	ts.tv_nsec = 1000;
-	if (nanosleep(&ts, NULL) != 0)
-		return 16;
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return 17;
 	/* The IPC channel: send, a peeking recv, fd flags, socket options. */
@@ -232,14 +233,12 @@ worker_basics(void)
 	fl = 1;
 	if (setsockopt(ipc_sv[0], SOL_SOCKET, SO_OOBINLINE, &fl, sizeof(fl)) != 0)
 		return 26;
-	if (fstat(data_pipe[0], &st) != 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+	if (fstat(data_pipe[0], &st) != 0)
 		return 21;
 	if (isatty(data_pipe[0]))	/* TCGETS: ENOTTY, not a kill */
 		return 22;
 	if (ioctl(ipc_sv[0], FIONREAD, &fl) != 0)	/* the ABOR watch */
 		return 27;
-	alarm(100);
-	alarm(0);
 	if (getpid() <= 0)
 		return 23;
 	if (raise(SIGURG) != 0)		/* tgkill to ourselves; SIGURG is ignored */
@@ -536,6 +535,92 @@ other_handlers(void)
 
 /* --- Root roles ------------------------------------------------------- */
 
+/*
+ * What the monitor does after login (privsep/monitor.c), and no more:
+ * IPC, a log record, PASV and PORT data sockets, ending its children,
+ * the stack trim, a name lookup's allocation.
+ */
+static int
+monitor_postlogin_basics(void)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	struct iovec iov;
+	struct msghdr msg;
+	struct pollfd pfd;
+	char c = 'y', *page;
+	int s, t, err, status, rc = malloc_basics();
+
+	if (rc != 0)
+		return rc;
+	if (send(ipc_sv[1], &c, 1, MSG_NOSIGNAL) != 1)
+		return 12;
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = &c;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	pfd.fd = ipc_sv[0];
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 1000) != 1 || recvmsg(ipc_sv[0], &msg, 0) != 1 || c != 'y')
+		return 13;
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	t = 1;
+	if (s == -1 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &t, sizeof(t)) != 0)
+		return 14;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) != 0 || listen(s, 1) != 0 ||
+	    getsockname(s, (struct sockaddr *)&sin, &len) != 0)
+		return 15;
+	t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (t == -1 || (connect(t, (struct sockaddr *)&sin, sizeof(sin)) != 0 &&
+			errno != EINPROGRESS))
+		return 16;
+	pfd.fd = t;
+	pfd.events = POLLOUT;
+	len = sizeof(err);
+	if (poll(&pfd, 1, 1000) != 1 || getsockopt(t, SOL_SOCKET, SO_ERROR, &err, &len) != 0 ||
+	    err != 0)
+		return 17;
+	close(t);
+	close(s);
+	if (getpid() <= 0)
+		return 18;
+	/* SIGKILL to a child that is gone: refused by the kernel, not the filter. */
+	if (kill(INT32_MAX, SIGKILL) != -1 || errno != ESRCH)
+		return 19;
+	if (waitpid(-1, &status, WNOHANG) != -1 || errno != ECHILD)
+		return 20;
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED || madvise(page, 4096, MADV_DONTNEED) != 0)
+		return 21;
+	return 0;
+}
+
+/* name under the test's directory, in a buffer of the caller's. */
+static const char *
+tmp_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+	return buf;
+}
+
+static int do_mkdir(void) { char p[128]; mkdir(tmp_path(p, sizeof(p), "newdir"), 0700); return 99; }
+static int do_chmod(void) { char p[128]; chmod(tmp_path(p, sizeof(p), "file"), 0600); return 99; }
+
+static int do_kill_term(void) { kill(INT32_MAX, SIGTERM); return 99; }
+
+#if !TW_SANITIZER_BUILD
+static int
+do_open_read(void)
+{
+	open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	return 99;
+}
+#endif
+
 static int
 root_basics(void)
 {
@@ -627,7 +712,8 @@ test_stacked(void)
 	stack_first = listener_monitor;
 	run_case("stacked basics", ROLE_WORKER_PRELOGIN, 0, worker_basics, EXITS(0));
 	run_case("stacked basics", ROLE_WORKER_POSTLOGIN, 0, worker_basics, EXITS(0));
-	run_case("stacked basics", ROLE_MONITOR_POSTLOGIN, 0, worker_basics, EXITS(0));
+	run_case("stacked basics", ROLE_MONITOR_POSTLOGIN, 0, monitor_postlogin_basics,
+	    EXITS(0));
 	stack_first = listener_monitor_worker;
 	/* The pre-login worker of a TLS session narrows its own filter. */
 	run_case("stacked relay basics", ROLE_TLS_RELAY, 0, relay_basics, EXITS(0));
@@ -712,31 +798,81 @@ test_workers(void)
 	    KILLED(SCMP_SYS(setuid)));
 }
 
+/*
+ * An anonymous session's worker: reads like a local one; each write only
+ * with its anon_* switch (and write_enable); never SITE CHMOD.
+ */
+static void
+test_anonymous_worker(void)
+{
+	enum sandbox_role r = ROLE_WORKER_POSTLOGIN_ANON;
+
+	run_case("anon basics", r, 1, worker_basics, EXITS(0));
+	run_case("anon reads", r, 1, postlogin_reads, EXITS(0));
+	run_case("anon open for writing", r, 1, do_open_write, KILLED(SCMP_SYS(openat)));
+	run_case("anon open O_CREAT", r, 1, do_open_creat, KILLED(SCMP_SYS(openat)));
+	run_case("anon mkdir", r, 1, do_mkdir, KILLED(SCMP_SYS(mkdir)));
+	run_case("anon unlinkat", r, 1, do_unlinkat, KILLED(SCMP_SYS(unlinkat)));
+	run_case("anon chmod", r, 1, do_chmod, KILLED(SCMP_SYS(chmod)));
+	case_anon = 1;		/* anon_upload_enable */
+	run_case("anon upload: O_CREAT", r, 1, do_open_creat, EXITS(99));
+	run_case("anon upload: mkdir", r, 1, do_mkdir, KILLED(SCMP_SYS(mkdir)));
+	run_case("anon upload: unlinkat", r, 1, do_unlinkat, KILLED(SCMP_SYS(unlinkat)));
+	run_case("anon upload, no write_enable: O_CREAT", r, 0, do_open_creat,
+	    KILLED(SCMP_SYS(openat)));
+	case_anon = 2;		/* anon_mkdir_write_enable */
+	run_case("anon mkdir: mkdir", r, 1, do_mkdir, EXITS(99));
+	run_case("anon mkdir: O_CREAT", r, 1, do_open_creat, KILLED(SCMP_SYS(openat)));
+	case_anon = 7;		/* all three */
+	run_case("anon all: writes", r, 1, postlogin_writes, EXITS(0));
+	run_case("anon all: chmod", r, 1, do_chmod, KILLED(SCMP_SYS(chmod)));
+	case_anon = 0;
+	/* A local user with write_enable may chmod. */
+	run_case("local chmod", ROLE_WORKER_POSTLOGIN, 1, do_chmod, EXITS(99));
+}
+
 static void
 test_root_roles(void)
 {
 	static const enum sandbox_role roles[] = {
 		ROLE_LISTENER, ROLE_MONITOR_PRELOGIN, ROLE_MONITOR_POSTLOGIN,
 	};
+	enum sandbox_role r;
 	size_t i;
 
 	for (i = 0; i < TW_ARRAY_LEN(roles); i++) {
-		enum sandbox_role r = roles[i];
+		r = roles[i];
 
-		if (r != ROLE_MONITOR_POSTLOGIN)
+		if (r != ROLE_MONITOR_POSTLOGIN) {
 			run_case("basics", r, 0, root_basics, EXITS(0));
-		else
-			run_case("basics", r, 0, r == ROLE_TLS_RELAY ? relay_basics : worker_basics,
-		    EXITS(0));
+			test_sigsys_guard(r);
+		} else {
+			run_case("basics", r, 0, monitor_postlogin_basics, EXITS(0));
+		}
 		run_case("execve", r, 0, do_execve, KILLED(SCMP_SYS(execve)));
 		run_case("ptrace", r, 0, do_ptrace, KILLED(SCMP_SYS(ptrace)));
 		run_case("mount", r, 0, do_mount, KILLED(SCMP_SYS(mount)));
 		run_case("unshare user", r, 0, do_unshare_user, KILLED(SCMP_SYS(unshare)));
-		test_sigsys_guard(r);
 	}
-	/* After login the monitor no longer forks or changes credentials. */
-	run_case("fork", ROLE_MONITOR_POSTLOGIN, 0, do_fork, KILLED(SCMP_SYS(clone)));
-	run_case("setuid", ROLE_MONITOR_POSTLOGIN, 0, do_setuid, KILLED(SCMP_SYS(setuid)));
+	/*
+	 * After login the monitor no longer forks, changes credentials,
+	 * opens files, makes other sockets than TCP, sends other signals
+	 * than SIGKILL or sets a handler of any kind (so none for SIGSYS).
+	 */
+	r = ROLE_MONITOR_POSTLOGIN;
+	run_case("fork", r, 0, do_fork, KILLED(SCMP_SYS(clone)));
+	run_case("setuid", r, 0, do_setuid, KILLED(SCMP_SYS(setuid)));
+#if !TW_SANITIZER_BUILD
+	/* (The sanitizer runtime may read files: see test_workers.) */
+	run_case("open", r, 0, do_open_read, KILLED(SCMP_SYS(openat)));
+#endif
+	run_case("unix socket", r, 0, do_unix, KILLED(SCMP_SYS(socket)));
+	run_case("udp socket", r, 0, do_udp, KILLED(SCMP_SYS(socket)));
+	run_case("SIGTERM", r, 0, do_kill_term, KILLED(SCMP_SYS(kill)));
+	run_case("mmap exec", r, 0, do_mmap_exec, KILLED(SCMP_SYS(mmap)));
+	run_case("own SIGSYS handler", r, 0, do_own_sigsys_handler,
+	    KILLED(SCMP_SYS(rt_sigaction)));
+	run_case("other handlers", r, 0, other_handlers, KILLED(SCMP_SYS(rt_sigaction)));
 }
 
 /*
@@ -823,6 +959,7 @@ main(void)
 	setup();
 	test_names();
 	test_workers();
+	test_anonymous_worker();
 	test_root_roles();
 	test_stacked();
 	test_switches();
