@@ -397,6 +397,10 @@ static const struct sc_rule g_root_base[] = {
 	/* Waiting, time, signals (the listener's through a signalfd). */
 	{ SCMP_SYS(poll), SC_ALLOW, 0 },
 	{ SCMP_SYS(ppoll), SC_ALLOW, 0 },	/* unused: poll() on arches without poll (aarch64) */
+	{ SCMP_SYS(select), SC_ALLOW, 0 },	/* unused: PAM modules (the run's pam_matrix does not): Linux-PAM's fail delay (pam_fail_delay, pam_pwdfile) sleeps in select() */
+	{ SCMP_SYS(pselect6), SC_ALLOW, 0 },	/* unused: as select, where glibc's select() calls pselect6 */
+	{ SCMP_SYS(alarm), SC_ALLOW, 0 },	/* unused: PAM and NSS modules (the run's pam_matrix and nss_wrapper do not): lock timeouts (lckpwdf, pam_pwdfile) */
+	{ SCMP_SYS(setitimer), SC_ALLOW, 0 },	/* unused: as alarm, where alarm() is an itimer */
 	{ SCMP_SYS(clock_gettime), SC_ALLOW, 0 },	/* unused: the vDSO answers, but not for every clock source */
 	{ SCMP_SYS(clock_gettime64), SC_ALLOW, 0 },
 	{ SCMP_SYS(gettimeofday), SC_ALLOW, 0 },	/* unused: as clock_gettime */
@@ -445,6 +449,7 @@ static const struct sc_rule g_root_base[] = {
 	 * worker policies, which are installed last and are narrower). */
 	{ SCMP_SYS(sendfile), SC_ALLOW, 0 },
 	{ SCMP_SYS(sendfile64), SC_ALLOW, 0 },
+	{ SCMP_SYS(splice), SC_ALLOW, 0 },	/* the workers' spliced STOR (g_worker_splice) */
 	{ SCMP_SYS(ftruncate64), SC_ALLOW, 0 },
 	{ SCMP_SYS(rmdir), SC_ALLOW, 0 },
 	{ SCMP_SYS(renameat2), SC_ALLOW, 0 },	/* unused: rename() where there is neither rename nor renameat (riscv) */
