@@ -173,18 +173,20 @@ set_capabilities(const cap_value_t *caps, int n)
 }
 
 void
-creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice)
+creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice, int keep_chown)
 {
 	static const cap_value_t always[] = {
 		CAP_SETUID, CAP_SETGID, CAP_SYS_CHROOT, CAP_SETPCAP, CAP_KILL,
 		CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE, CAP_NET_BIND_SERVICE,
-		CAP_CHOWN, CAP_AUDIT_WRITE,
+		CAP_AUDIT_WRITE,
 	};
-	/* always, then CAP_SYS_ADMIN and CAP_SYS_NICE when asked for */
-	cap_value_t caps[TW_ARRAY_LEN(always) + 2];
+	/* always, then CAP_CHOWN, CAP_SYS_ADMIN and CAP_SYS_NICE when asked for */
+	cap_value_t caps[TW_ARRAY_LEN(always) + 3];
 	int n = (int)TW_ARRAY_LEN(always);
 
 	memcpy(caps, always, sizeof(always));
+	if (keep_chown)
+		caps[n++] = CAP_CHOWN;	/* chown_uploads, kept past the login */
 	if (keep_sys_admin)
 		caps[n++] = CAP_SYS_ADMIN;	/* for namespaces */
 	if (keep_sys_nice)

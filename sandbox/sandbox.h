@@ -58,13 +58,14 @@ void creds_become(const struct creds_target *t);
  * The session monitor before login: bounding, permitted and effective
  * capability sets cut to what starting workers and running PAM need
  * (setuid/setgid, chroot, setpcap, kill, dac_read_search/override for
- * the shadow file, net_bind_service, chown, audit_write; sys_admin only
+ * the shadow file, net_bind_service, audit_write; chown only for
+ * chown_uploads, which the post-login monitor keeps it for; sys_admin only
  * for isolate and isolate_network, to set up workers' namespaces;
  * sys_nice only for login_nice, to give the session its priority back;
  * the PAM child drops it first thing).
  * Dies on failure.
  */
-void creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice);
+void creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice, int keep_chown);
 
 /* Whether this process has capability cap in its effective set. */
 int creds_have(int cap);

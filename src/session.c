@@ -460,7 +460,8 @@ session_monitor_init(const struct tw_config *cfg)
 	 * login_nice nicer than the listener (session_hand_over). */
 	if (tw_rt.login_nice)
 		session_nice(0, tw_rt.base_nice + tw_rt.login_nice);
-	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate, tw_rt.login_nice != 0);
+	creds_monitor_prelogin(tw_rt.netns_fd >= 0 || tw_rt.isolate, tw_rt.login_nice != 0,
+			       cfg->chown_uploads);
 	sandbox_apply(ROLE_MONITOR_PRELOGIN, cfg);
 }
 

@@ -19,7 +19,7 @@ import pytest
 
 import twhelpers
 from test_ftps import certs, tls_opts  # noqa: F401 (certs is a fixture)
-from twhelpers import (PASSWORDS, USERS, ReuseFTP_TLS, client_context, children,
+from twhelpers import (PASSWORDS, USERS, Ctrl, ReuseFTP_TLS, client_context, children,
                        login_refused, proc_ids, proc_link, retr, stor, wait_until)
 
 GUEST = "bob"           # the account every virtual user runs as
@@ -374,6 +374,12 @@ def test_no_chown_uploads(make_server):
     """Without chown_uploads an anonymous upload stays ftp_username's and
     the monitor keeps no capability."""
     srv, incoming = anon_upload_server(make_server, False)
+    # Not even before the login: CAP_CHOWN serves chown_uploads only.
+    c = Ctrl(srv.port)
+    assert c.reply()[0] == 220
+    pre = srv.session_of(c.sock.getsockname()[1])
+    assert not cap_eff(pre) & CAP_CHOWN, hex(cap_eff(pre))
+    c.close()
     f = srv.ftp("anonymous")
     mon, _ = session_procs(srv, f)
     assert cap_eff(mon) == 0
