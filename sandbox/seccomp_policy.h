@@ -235,6 +235,7 @@ static const struct sc_rule g_worker_files_read[] = {
 	{ SCMP_SYS(getcwd), SC_ALLOW, 0 },	/* PWD */
 	{ SCMP_SYS(chdir), SC_ALLOW, 0 },	/* CWD, CDUP */
 	{ SCMP_SYS(umask), SC_ALLOW, 0 },	/* SITE UMASK */
+	{ SCMP_SYS(sysinfo), SC_ALLOW, 0 },	/* unused: glibc's qsort asks the memory size (sysconf(_SC_PHYS_PAGES)) before sorting over 1 KB of pointers: a listing of more than 128 names (test_vsftpd's ls -R test) */
 };
 
 /* Changes to the file system, by a local user: only with write_enable.
@@ -450,6 +451,7 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(sendfile), SC_ALLOW, 0 },
 	{ SCMP_SYS(sendfile64), SC_ALLOW, 0 },
 	{ SCMP_SYS(splice), SC_ALLOW, 0 },	/* the workers' spliced STOR (g_worker_splice) */
+	{ SCMP_SYS(sysinfo), SC_ALLOW, 0 },	/* unused: the workers' listings of large directories (g_worker_files_read) */
 	{ SCMP_SYS(ftruncate64), SC_ALLOW, 0 },
 	{ SCMP_SYS(rmdir), SC_ALLOW, 0 },
 	{ SCMP_SYS(renameat2), SC_ALLOW, 0 },	/* unused: rename() where there is neither rename nor renameat (riscv) */
@@ -612,7 +614,7 @@ static const struct sc_rule g_sanitizer[] = {
 
 struct sc_policy {
 	const char *name;
-	const struct sc_group groups[8];	/* in priority order */
+	const struct sc_group groups[10];	/* in priority order */
 };
 
 #if TW_SANITIZER_BUILD
