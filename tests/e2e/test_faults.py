@@ -16,7 +16,7 @@ import pytest
 
 import twhelpers
 from twhelpers import (HOST, PASSWORDS, TIMEOUT, USERS, alive, code, descendants,
-                       open_data, proc_ids, proc_status, rc, recv_all, spare_of,
+                       open_data, proc_ids, rc, recv_all, spare_of,
                        wait_until, workers)
 
 LINGER_RST = b"\x01\x00\x00\x00\x00\x00\x00\x00"    # l_onoff=1, l_linger=0
@@ -299,14 +299,6 @@ def test_listener_out_of_descriptors_recovers(make_server):
     wait_until(serves, 30, what="a login after the flood")
 
 
-def _listener_fds(s):
-    return len(os.listdir("/proc/%d/fd" % s.pid))
-
-
-def _listener_rss_kb(s):
-    return int(proc_status(s.pid)["VmRSS"].split()[0])
-
-
 def _reset_flood(port, n):
     for _ in range(n):
         c = socket.socket()
@@ -322,22 +314,15 @@ def test_connect_and_reset_flood_leaks_nothing(make_server):
     s = make_server({"prefork_sessions": pool, "prefork_max_sessions": pool,
                      "max_per_ip": 0, "max_clients": 0, "xferlog_enable": False})
 
-    def settled():
-        return (len(descendants(s.pid)) == 3 * pool and len(s.sessions()) == 0) or None
-
     # Warm-up: one-time allocations behind us.
     _reset_flood(s.port, 200)
-    wait_until(settled, 60, what="the pool back to %d idle pairs" % pool)
-    fds0, rss0 = _listener_fds(s), _listener_rss_kb(s)
+    s.wait_settled(pool, 60)
+    fds0, rss0 = s.fd_table(), s.rss_kb()
     _reset_flood(s.port, 2000)
     assert s.proc.poll() is None
     # 2,000 sessions forked and ended: minutes under ASan on a loaded machine.
-    wait_until(settled, 600, what="the pool back to %d idle pairs" % pool)
-    # Exact for descriptors (polled: a pair being replaced holds one more).
-    wait_until(lambda: _listener_fds(s) == fds0 or None, 30,
-               what="listener fds back to %d (have %d)" % (fds0, _listener_fds(s)))
-    rss1 = _listener_rss_kb(s)
-    assert rss1 - rss0 <= 512, "listener VmRSS grew from %d KB to %d KB" % (rss0, rss1)
+    # Then exact for descriptors, and a little slack for the heap.
+    s.check_no_leaks(pool, fds0, rss0, 512)
     f = s.ftp("alice")
     assert rc(f, "NOOP")[0] == 200
     f.quit()

@@ -73,14 +73,6 @@ def _greeting(c):
         return None
 
 
-def _listener_fds(s):
-    return len(os.listdir("/proc/%d/fd" % s.pid))
-
-
-def _listener_rss_kb(s):
-    return int(proc_status(s.pid)["VmRSS"].split()[0])
-
-
 # ------------------------------------------------------------------ pool
 
 def test_pair_existed_before_connection(make_server):
@@ -481,9 +473,8 @@ def test_soak_short_sessions(make_server):
     errors = []
     _short_sessions(s.port, 100, errors)
     assert not errors, errors[:5]
-    s.wait_sessions(0)
-    wait_pool(s, pool)
-    fds0, rss0 = _listener_fds(s), _listener_rss_kb(s)
+    s.wait_settled(pool, 30)
+    fds0, rss0 = s.fd_table(), s.rss_kb()
 
     # No speed assertion (speed is bench/'s business): the bound below only
     # tells a hang from a slow machine.
@@ -500,17 +491,11 @@ def test_soak_short_sessions(make_server):
     assert not errors, errors[:5]
     assert s.proc.poll() is None
 
-    s.wait_sessions(0, timeout=15)
-    wait_pool(s, pool)
-    # No leaked processes: exactly the pool's pairs below the listener.
-    wait_until(lambda: len(descendants(s.pid)) == 3 * pool, 10,
-               what="listener descendants back to %d (have %d)"
-               % (3 * pool, len(descendants(s.pid))))
-    fds1, rss1 = _listener_fds(s), _listener_rss_kb(s)
-    assert fds1 <= fds0 + 2, "listener fds grew from %d to %d" % (fds0, fds1)
-    assert rss1 - rss0 <= 300, "listener VmRSS grew from %d KB to %d KB" % (rss0, rss1)
-    print("soak: %d sessions in %.1fs; listener fds %d->%d, VmRSS %d->%d KB"
-          % (total, elapsed, fds0, fds1, rss0, rss1))
+    # No leaked processes (exactly the pool's pairs below the listener),
+    # descriptors or memory.
+    rss1 = s.check_no_leaks(pool, fds0, rss0, 300, timeout=60)
+    print("soak: %d sessions in %.1fs; listener VmRSS %d->%d KB"
+          % (total, elapsed, rss0, rss1))
 
 
 def test_pairs_that_keep_dying_pause_the_refill(make_server):

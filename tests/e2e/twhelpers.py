@@ -957,6 +957,54 @@ class Server:
                           what="%d session(s) of the listener (have %s)"
                           % (n, self.sessions()))
 
+    def status(self):
+        """The listener's own snapshot (twinftpd -S) as text."""
+        r = subprocess.run([TWINFTPD, "-S", self.conf_path], timeout=30,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
+        return r.stdout.decode("utf-8", "replace")
+
+    def wait_settled(self, pool, timeout):
+        """Until the listener itself counts `pool` ready pairs and no session
+        (its status snapshot: a client's reset is not the session's end yet)
+        and nothing but those pairs (3 processes each) runs below it."""
+        def settled():
+            out = self.status()
+            return (re.search(r"^sessions: 0 ", out, re.M) and
+                    re.search(r"^ready pool: %d ready " % pool, out, re.M) and
+                    len(descendants(self.pid)) == 3 * pool) or None
+        return wait_until(settled, timeout, step=0.2,
+                          what="%d idle pairs and no session below the listener" % pool)
+
+    def fd_table(self):
+        """The listener's descriptors: {fd: target}."""
+        out = {}
+        for fd in os.listdir("/proc/%d/fd" % self.pid):
+            try:
+                out[int(fd)] = os.readlink("/proc/%d/fd/%s" % (self.pid, fd))
+            except OSError:
+                continue
+        return out
+
+    def rss_kb(self):
+        return int(proc_status(self.pid)["VmRSS"].split()[0])
+
+    def check_no_leaks(self, pool, before, rss0, rss_slack_kb, timeout=600):
+        """After a load: the listener settles back to `pool` idle pairs with
+        exactly the descriptors of `before` (an fd_table() taken settled)
+        and at most rss_slack_kb more resident memory."""
+        self.wait_settled(pool, timeout)
+        now = self.fd_table()
+        assert len(now) == len(before), \
+            "listener descriptors: %d before the load, %d now; gone %s, new %s" % (
+                len(before), len(now),
+                {fd: t for fd, t in before.items() if now.get(fd) != t},
+                {fd: t for fd, t in now.items() if before.get(fd) != t})
+        rss1 = self.rss_kb()
+        assert rss1 - rss0 <= rss_slack_kb, \
+            "listener VmRSS grew from %d KB to %d KB" % (rss0, rss1)
+        return rss1
+
     def diagnostics(self):
         out = []
         for label, p in (("stderr", self.stderr_path), ("stdout", self.stdout_path),
