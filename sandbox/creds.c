@@ -177,7 +177,7 @@ creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice, int keep_chown)
 {
 	static const cap_value_t always[] = {
 		CAP_SETUID, CAP_SETGID, CAP_SYS_CHROOT, CAP_SETPCAP, CAP_KILL,
-		CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE, CAP_NET_BIND_SERVICE,
+		CAP_DAC_READ_SEARCH, CAP_NET_BIND_SERVICE,
 		CAP_AUDIT_WRITE,
 	};
 	/* always, then CAP_CHOWN, CAP_SYS_ADMIN and CAP_SYS_NICE when asked for */

@@ -57,8 +57,10 @@ void creds_become(const struct creds_target *t);
 /*
  * The session monitor before login: bounding, permitted and effective
  * capability sets cut to what starting workers and running PAM need
- * (setuid/setgid, chroot, setpcap, kill, dac_read_search/override for
- * the shadow file, net_bind_service, audit_write; chown only for
+ * (setuid/setgid, chroot, setpcap, kill, dac_read_search for files PAM
+ * and user_config_dir read that root does not own, net_bind_service,
+ * audit_write; no dac_override: what PAM writes (faillock tallies, the
+ * shadow file) is root's, so its owner bits apply; chown only for
  * chown_uploads, which the post-login monitor keeps it for; sys_admin only
  * for isolate and isolate_network, to set up workers' namespaces;
  * sys_nice only for login_nice, to give the session its priority back;

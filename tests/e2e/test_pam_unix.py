@@ -97,6 +97,51 @@ def test_pam_unix_bad_password(unix_server):
         assert c.cmd("PASS " + u["password"])[0] == 230
 
 
+def test_pam_faillock_writes_and_enforces_its_tally(make_server, real_user):
+    """A PAM stack that writes files as the login is checked (RHEL's
+    system-auth has pam_faillock): the tally is written and read by the
+    pre-login monitor's PAM child, which has no CAP_DAC_OVERRIDE (root owns
+    what PAM writes, so owner bits apply)."""
+    u = real_user
+    tally = os.path.join(u["base"], "faillock")
+    os.mkdir(tally, 0o755)
+    opts = "dir=%s deny=3 unlock_time=600" % tally
+    with open("/etc/pam.d/" + u["service"], "w") as f:
+        f.write("auth required pam_faillock.so preauth %s\n"
+                "auth [success=1 default=bad] pam_unix.so\n"
+                "auth [default=die] pam_faillock.so authfail %s\n"
+                "auth sufficient pam_faillock.so authsucc %s\n"
+                "account required pam_faillock.so %s\n"
+                "account required pam_unix.so\n" % (opts, opts, opts, opts))
+    s = make_server({"pam_service_name": u["service"], "nopriv_user": "nobody",
+                     "anonymous_enable": False, "max_login_fails": 10,
+                     "source_penalty_fails": 0}, wrappers=False)
+
+    def failures():
+        r = subprocess.run(["faillock", "--dir", tally, "--user", u["name"]],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        assert r.returncode == 0, r.stderr
+        return [ln for ln in r.stdout.decode().splitlines() if ln.strip()[:1].isdigit()]
+
+    # A good login passes the whole stack and leaves no failure.
+    f = s.ftp(u["name"], u["password"])
+    f.quit()
+    assert failures() == []
+    with s.ctrl() as c:
+        for n in range(1, 4):
+            assert c.cmd("USER " + u["name"])[0] == 331
+            assert c.cmd("PASS wrong-" + u["password"])[0] == 530
+            assert len(failures()) == n
+        # Three in the tally: pam_faillock now refuses the right password.
+        assert c.cmd("USER " + u["name"])[0] == 331
+        assert c.cmd("PASS " + u["password"])[0] == 530
+    # The faillock command (full root) gave the tally to the user, as
+    # pam_faillock does with CAP_CHOWN; the later failures were still
+    # written: the file is 0660 with group root.
+    st = os.stat(os.path.join(tally, u["name"]))
+    assert st.st_uid == u["uid"] and st.st_mode & 0o777 == 0o660, st
+
+
 def test_pam_unix_root_and_system_users_refused(unix_server):
     """root has no password here; system accounts without one cannot log in."""
     s, u = unix_server

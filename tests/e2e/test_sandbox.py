@@ -339,6 +339,19 @@ def test_proc_prelogin_monitor_caps_cut(server):
                     % (name, k, st[k])
 
 
+def test_proc_prelogin_monitor_no_dac_override_or_chown(server):
+    """Issue 12 item 9: no capability no feature uses. Reading what root
+    does not own keeps CAP_DAC_READ_SEARCH; nothing the monitor or PAM
+    writes needs CAP_DAC_OVERRIDE (test_pam_unix's faillock test); CAP_CHOWN
+    only with chown_uploads (test_vusers)."""
+    with server.ctrl() as c:
+        mon, w = _worker(server, c, USERS["twnopriv"])
+        st = proc_status(mon)
+        for k in ("CapEff", "CapPrm", "CapBnd"):
+            assert int(st[k], 16) & (1 << 2), (k, st[k])
+            assert not int(st[k], 16) & ((1 << 1) | (1 << 0)), (k, st[k])
+
+
 def test_proc_prelogin_monitor_no_new_privs(server):
     """Issue 3: "every process sets PR_SET_NO_NEW_PRIVS"."""
     with server.ctrl() as c:
