@@ -1,5 +1,7 @@
 #include "privsep/auth.h"
 
+#include "tw_build.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -7,10 +9,13 @@
 #include <pwd.h>
 #include <sched.h>
 #include <security/pam_appl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -392,6 +397,54 @@ local_login(const struct tw_config *cfg, const char *user, const char *pass,
 #define CHILD_EXIT_UNAVAILABLE 2
 
 /*
+ * A PAM or NSS module that makes a call outside the monitor's policy kills
+ * the child (SIGSYS). Its report handler writes this record on the
+ * result pipe first (it writes nothing else before a result), so the
+ * monitor names the call in its log: the operator learns which module
+ * needs what, not only that the login "could not be checked".
+ */
+struct auth_sigsys_report {
+	char magic[4];
+	int32_t nr, role;
+};
+
+static const char auth_sigsys_magic[4] = { 'S', 'Y', 'S', '!' };
+static int auth_report_fd TW_PER_PROCESS = -1;
+
+/* Runs in the SIGSYS handler: one write(), async-signal-safe. */
+static void
+auth_report_violation(long nr, enum sandbox_role role)
+{
+	struct auth_sigsys_report r;
+
+	memcpy(r.magic, auth_sigsys_magic, sizeof(r.magic));
+	r.nr = nr >= 0 && nr <= INT32_MAX ? (int32_t)nr : -1;
+	r.role = (int32_t)role;
+	(void)!write(auth_report_fd, &r, sizeof(r));
+}
+
+/* The log line for a PAM child that died of a signal. */
+static void
+auth_child_died(const char *user, int status, const void *buf, ssize_t n)
+{
+	struct auth_sigsys_report r;
+
+	if (WTERMSIG(status) == SIGSYS && n == (ssize_t)sizeof(r)) {
+		memcpy(&r, buf, sizeof(r));
+		if (memcmp(r.magic, auth_sigsys_magic, sizeof(r.magic)) == 0) {
+			tw_log(TW_LOG_ERR, "PAM child for user \"%s\" killed by seccomp: "
+			       "forbidden syscall %s (%d) under the %s policy (a PAM or NSS "
+			       "module needs it: please report it)", user,
+			       sandbox_syscall_name(r.nr), (int)r.nr,
+			       sandbox_role_name((enum sandbox_role)r.role));
+			return;
+		}
+	}
+	tw_log(TW_LOG_ERR, "PAM child for user \"%s\" died of signal %d (%s)", user,
+	       WTERMSIG(status), strsignal(WTERMSIG(status)));
+}
+
+/*
  * The user database (NSS modules) and PAM are large and keep state: they
  * run in a child that reports the result as one fixed-size struct over a
  * pipe, so the long-lived monitor never loads them.
@@ -417,6 +470,13 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 	}
 	if (pid == 0) {
 		close(p[0]);
+		auth_report_fd = p[1];
+		sandbox_set_violation_report(auth_report_violation);
+#if TW_TEST_HOOKS
+		/* e2e: a module's call outside the policy (acct: harmless, EPERM). */
+		if (strcmp(user, "tw-hook-pam-sigsys") == 0)
+			(void)syscall(SYS_acct, NULL);
+#endif
 		/*
 		 * The password hash is the heaviest CPU work a server does.
 		 * SCHED_IDLE (weight 3, against 1024 for nice 0; nice 10 is
@@ -457,6 +517,8 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 		explicit_bzero(u, sizeof(*u));
 		return AUTH_DENIED;
 	}
+	if (WIFSIGNALED(status))
+		auth_child_died(user, status, u, n);
 	/* A child that crashed or answered nonsense checked nothing. */
 	if (n != (ssize_t)sizeof(*u) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
 	    auth_user_check(u) != 0) {
