@@ -143,6 +143,9 @@ struct sc_build {
 	scmp_filter_ctx ctx;
 	const struct tw_config *cfg;
 	const char *role;
+	/* SC_SELF's pid: getpid() when the process builds its own filter,
+	 * SELF_PID_SLOT in a compiled one (patched when installed). */
+	scmp_datum_t self_pid;
 	/* Which group owns each syscall seen so far: the first one wins. */
 	struct { int nr; int group; } seen[512];
 	size_t nseen;
@@ -441,7 +444,7 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		add_allow(b, r->nr, 1, a);
 		break;
 	case SC_SELF:
-		a[0] = ARG_EQ(0, (scmp_datum_t)getpid());
+		a[0] = ARG_EQ(0, b->self_pid);
 		add_allow(b, r->nr, 1, a);
 		break;
 	case SC_FUTEX:
@@ -544,9 +547,18 @@ set_attr(struct sc_build *b, enum scmp_filter_attr attr, uint32_t value)
 extern void __lsan_do_leak_check(void) __attribute__((weak));
 #endif
 
+/*
+ * A compiled policy is installed by other processes than the one that
+ * compiled it, so SC_SELF compares with this stand-in, which
+ * install_compiled() replaces with the installer's pid. Above the
+ * kernel's PID_MAX_LIMIT (4194304): no real pid, and no other constant
+ * of a policy, has this value.
+ */
+#define SELF_PID_SLOT 0x7ffffe5dU
+
 /* Builds the libseccomp context of role; the caller releases it. */
 static scmp_filter_ctx
-policy_build(enum sandbox_role role, const struct tw_config *cfg)
+policy_build(enum sandbox_role role, const struct tw_config *cfg, scmp_datum_t self_pid)
 {
 	static struct sc_build b;
 	scmp_filter_ctx ctx;
@@ -561,6 +573,7 @@ policy_build(enum sandbox_role role, const struct tw_config *cfg)
 	memset(&b, 0, sizeof(b));
 	b.cfg = cfg;
 	b.role = sc_policies[role].name;
+	b.self_pid = self_pid;
 	b.ctx = seccomp_init(sandbox_log_only ? SCMP_ACT_LOG : SCMP_ACT_TRAP);
 	if (b.ctx == NULL)
 		die("%s: seccomp_init failed", __func__);
@@ -595,7 +608,7 @@ policy_build(enum sandbox_role role, const struct tw_config *cfg)
 #define POLICY_KEY_ANON_OTHER 8u
 #define POLICY_KEYS 16u
 
-static struct {
+static struct compiled_policy {
 	struct sock_filter *insns;
 	unsigned short len;
 } compiled[POLICY_KEYS][TW_ARRAY_LEN(sc_policies)];
@@ -621,7 +634,7 @@ compile_role(const struct tw_config *cfg, size_t role)
 	off_t size;
 	int fd;
 
-	ctx = policy_build((enum sandbox_role)role, cfg);
+	ctx = policy_build((enum sandbox_role)role, cfg, SELF_PID_SLOT);
 	fd = memfd_create("twinftpd-bpf", MFD_CLOEXEC);
 	if (fd < 0 || seccomp_export_bpf(ctx, fd) < 0 ||
 	    (size = lseek(fd, 0, SEEK_END)) <= 0 ||
@@ -740,6 +753,32 @@ same_policy(enum sandbox_role a, enum sandbox_role b)
 	return 1;
 }
 
+/*
+ * Installs a compiled policy with SC_SELF's stand-in replaced by our pid
+ * (the kernel copies the program, so the patched copy is freed after).
+ */
+static void
+install_compiled(enum sandbox_role role, const struct compiled_policy *c)
+{
+	struct sock_fprog prog = { c->len, NULL };
+	size_t i;
+
+	prog.filter = malloc(c->len * sizeof(*prog.filter));
+	if (prog.filter == NULL)
+		die("seccomp: no memory for the %s policy", sc_policies[role].name);
+	memcpy(prog.filter, c->insns, c->len * sizeof(*prog.filter));
+	for (i = 0; i < c->len; i++)
+		if (prog.filter[i].code == (BPF_JMP | BPF_JEQ | BPF_K) &&
+		    prog.filter[i].k == SELF_PID_SLOT)
+			prog.filter[i].k = (uint32_t)getpid();
+	/* Without CAP_SYS_ADMIN the kernel wants no_new_privs first. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		die("seccomp: cannot load the %s policy: %s",
+		    sc_policies[role].name, strerror(errno));
+	free(prog.filter);
+}
+
 void
 sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 {
@@ -774,20 +813,11 @@ sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 	sandbox_mark_role(role);
 	installed_role = role;
 	if (compiled[policy_key(role, cfg)][role].insns != NULL) {
-		struct sock_fprog prog = { 0, NULL };
-
-		prog.len = compiled[policy_key(role, cfg)][role].len;
-		prog.filter = compiled[policy_key(role, cfg)][role].insns;
-
-		/* Without CAP_SYS_ADMIN the kernel wants no_new_privs first. */
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
-			die("seccomp: cannot load the %s policy: %s",
-			    sc_policies[role].name, strerror(errno));
+		install_compiled(role, &compiled[policy_key(role, cfg)][role]);
 		return;
 	}
 	{
-		scmp_filter_ctx ctx = policy_build(role, cfg);
+		scmp_filter_ctx ctx = policy_build(role, cfg, (scmp_datum_t)getpid());
 
 		r = seccomp_load(ctx);
 		seccomp_release(ctx);

@@ -48,7 +48,8 @@ enum sc_kind {
 			 * none with isolate_network (sandbox_worker_no_net) */
 	SC_IF_NET,	/* allowed unless isolate_network */
 	SC_SOCK_ROOT,	/* socket: AF_UNIX, AF_NETLINK, TCP or UDP */
-	SC_SELF,	/* argument 0 is our own pid (tgkill) */
+	SC_SELF,	/* argument 0 is our own pid (tgkill): the installer's, filled in
+			 * when a compiled policy is installed (SELF_PID_SLOT) */
 	SC_FUTEX,	/* wait and wake operations only */
 	SC_FCNTL,	/* flags, close-on-exec, dup, record locks */
 	SC_SOCKOPT,	/* the few socket options an FTP session sets */

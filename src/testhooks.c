@@ -98,6 +98,11 @@ attempt(const char *action, const char *arg)
 		return open(arg, O_WRONLY | O_CREAT, 0644);
 	if (strcmp(action, "unshare") == 0)
 		return syscall(SYS_unshare, CLONE_NEWNET);
+	/* Signal 0: only whether the call is let through. */
+	if (strcmp(action, "tgkill_self") == 0)
+		return syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), 0);
+	if (strcmp(action, "tgkill") == 0)
+		return syscall(SYS_tgkill, (pid_t)pid, (pid_t)pid, 0);
 	if (strcmp(action, "sigsys_handler") == 0)
 		return survive_sigsys(1);
 	if (strcmp(action, "sigsys_block") == 0)

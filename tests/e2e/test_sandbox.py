@@ -260,6 +260,41 @@ def test_forbidden_syscall_cannot_be_survived(make_server, action, phase):
     _still_serving(s)
 
 
+@pytest.mark.parametrize("phase", ["prelogin", "postlogin"])
+def test_worker_may_signal_itself_only(make_server, phase):
+    """tgkill to itself (raise, abort) passes in every worker, whatever
+    process compiled the policy (its pid is filled in at install); to any
+    other process, here its own monitor, the call is killed."""
+    s = make_server()
+    with s.ctrl() as c:
+        if phase == "postlogin":
+            c.login("alice", "alice-pw")
+            mon, _w = _worker(s, c, USERS["alice"])
+        else:
+            mon, _w = _worker(s, c, USERS["twnopriv"])
+        assert _attack(c, "tgkill_self") == ("allowed", 0, 0)
+        _assert_walled(s, c, "tgkill %d" % mon, ["tgkill"])
+    _still_serving(s)
+
+
+def test_pam_child_sigsys_is_named(make_server):
+    """A PAM or NSS module's call outside the monitor's policy kills the
+    PAM child: the client gets a plain refusal, the session and the server
+    go on, and the log names the call (the child's report handler writes it
+    on its result pipe) instead of only "could not be checked"."""
+    s = make_server()
+    with s.ctrl() as c:
+        assert c.cmd("USER tw-hook-pam-sigsys")[0] == 331
+        assert c.cmd("PASS x")[0] == 530
+        s.wait_log(r'PAM child for user "tw-hook-pam-sigsys" killed by seccomp: '
+                   r'forbidden syscall acct \(\d+\) under the monitor-prelogin policy')
+        s.wait_log(r'login of user "tw-hook-pam-sigsys" .* could not be checked')
+        # The same session logs in afterwards.
+        assert c.cmd("USER alice")[0] == 331
+        assert c.cmd("PASS alice-pw")[0] == 230
+    _still_serving(s)
+
+
 # ---------------------------------------------------- files out of reach
 
 def _protected_world(s):
