@@ -68,6 +68,14 @@ def _monitor_dropped(mon, uid):
     wait_until(probe, 10, what="monitor %d to drop to uid %d" % (mon, uid))
 
 
+def _phase_worker(server, c, phase):
+    """(monitor, worker) of c: "postlogin" logs alice in first."""
+    if phase == "postlogin":
+        c.login("alice", "alice-pw")
+        return _worker(server, c, USERS["alice"])
+    return _worker(server, c, USERS["twnopriv"])
+
+
 def _attack(c, action):
     """Make c's worker attempt action: ("killed", lines) on 421 or close,
     ("refused"/"allowed", rc, errno) on a 200 reply."""
@@ -246,11 +254,7 @@ def test_forbidden_syscall_cannot_be_survived(make_server, action, phase):
     the worker lived on (as it did when rt_sigaction(SIGSYS) was allowed)."""
     s = make_server()
     with s.ctrl() as c:
-        if phase == "postlogin":
-            c.login("alice", "alice-pw")
-            _mon, w = _worker(s, c, USERS["alice"])
-        else:
-            _mon, w = _worker(s, c, USERS["twnopriv"])
+        _mon, w = _phase_worker(s, c, phase)
         wstart = proc_stat(w)[2]
         out = _attack(c, action)
         assert out[0] == "killed", "worker survived %s: %r" % (action, out)
@@ -267,11 +271,7 @@ def test_worker_may_signal_itself_only(make_server, phase):
     other process, here its own monitor, the call is killed."""
     s = make_server()
     with s.ctrl() as c:
-        if phase == "postlogin":
-            c.login("alice", "alice-pw")
-            mon, _w = _worker(s, c, USERS["alice"])
-        else:
-            mon, _w = _worker(s, c, USERS["twnopriv"])
+        mon, _w = _phase_worker(s, c, phase)
         assert _attack(c, "tgkill_self") == ("allowed", 0, 0)
         _assert_walled(s, c, "tgkill %d" % mon, ["tgkill"])
     _still_serving(s)
