@@ -443,6 +443,11 @@ add_one(struct sc_build *b, const struct sc_rule *r)
 		a[0] = ARG_EQ(1, SIGKILL);
 		add_allow(b, r->nr, 1, a);
 		break;
+	case SC_SCHED_IDLE:
+		a[0] = ARG_EQ(0, 0);
+		a[1] = ARG_EQ(1, SCHED_IDLE);
+		add_allow(b, r->nr, 2, a);
+		break;
 	case SC_SELF:
 		a[0] = ARG_EQ(0, b->self_pid);
 		add_allow(b, r->nr, 1, a);

@@ -66,6 +66,8 @@ enum sc_kind {
 	SC_SOCK_DATA,	/* socket(AF_INET or AF_INET6, SOCK_STREAM, 0 or TCP),
 			 * whatever isolate_network says (the monitor's) */
 	SC_SIGKILL,	/* kill(pid, SIGKILL) only */
+	SC_SCHED_IDLE,	/* sched_setscheduler(0, SCHED_IDLE, ...): lowering
+			 * oneself (tw_sched_idle), nothing else */
 	SC_IF_ANON_MKDIR,	/* with write_enable and anon_mkdir_write_enable */
 	SC_IF_ANON_OTHER,	/* with write_enable and anon_other_write_enable */
 	SC_OPEN_ANON,	/* as SC_OPEN, the write bits with write_enable and
@@ -152,6 +154,8 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(getpid), SC_ALLOW, 0 },	/* OpenSSL's fork check; the PASV port seed */
 	{ SCMP_SYS(gettid), SC_ALLOW, 0 },	/* unused: as rt_sigprocmask */
 	{ SCMP_SYS(tgkill), SC_SELF, 0 },	/* unused: as rt_sigprocmask; never another process */
+	/* After QUIT's 221, the exit waits for idle CPU (tw_sched_idle). */
+	{ SCMP_SYS(sched_setscheduler), SC_SCHED_IDLE, 0 },
 
 	/* Memory: malloc, never executable mappings (no injected code). */
 	{ SCMP_SYS(brk), SC_ALLOW, 0 },
@@ -533,6 +537,7 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	 * their status (monitor_kill_child, monitor_drain_relay). */
 	{ SCMP_SYS(kill), SC_SIGKILL, 0 },
 	{ SCMP_SYS(wait4), SC_ALLOW, 0 },
+	{ SCMP_SYS(sched_setscheduler), SC_SCHED_IDLE, 0 },	/* the exit waits for idle CPU (tw_sched_idle) */
 	{ SCMP_SYS(clock_nanosleep), SC_ALLOW, 0 },	/* unused: the relay drain's 5 ms naps (monitor_drain_relay), only while a TLS relay still writes its last replies */
 	{ SCMP_SYS(nanosleep), SC_ALLOW, 0 },	/* unused: nanosleep() before glibc 2.31 and in other libcs; glibc's calls clock_nanosleep */
 	/* A dead worker's forbidden syscall is named in the log

@@ -137,6 +137,7 @@ worker_exit_reply(struct session *s, int code, const char *text)
 {
 	ctrl_reply(&s->ctrl, code, "%s", text);
 	ctrl_end(&s->ctrl);
+	tw_sched_idle();
 	_exit(0);
 }
 

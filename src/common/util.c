@@ -1,5 +1,6 @@
 #include "src/common/util.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,4 +197,12 @@ tw_stack_trim(void)
 		return;
 	bottom = top - STACK_TRIM_SPAN;
 	(void)madvise((void *)bottom, (size_t)(top - bottom), MADV_DONTNEED);
+}
+
+void
+tw_sched_idle(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	(void)sched_setscheduler(0, SCHED_IDLE, &sp);
 }

@@ -78,4 +78,12 @@ void tw_scratch_free(void *p, size_t len);
  */
 void tw_stack_trim(void);
 
+/*
+ * A session process whose work is done (its client said goodbye) lets
+ * its exit wait for CPU time nothing else wants: tearing down hundreds of
+ * sessions that end at once must not delay the replies of the others.
+ * SCHED_IDLE, which lowering needs no privilege for. Best effort.
+ */
+void tw_sched_idle(void);
+
 #endif

@@ -612,6 +612,52 @@ static int do_chmod(void) { char p[128]; chmod(tmp_path(p, sizeof(p), "file"), 0
 
 static int do_kill_term(void) { kill(INT32_MAX, SIGTERM); return 99; }
 
+/* After QUIT's reply a session process lowers itself (tw_sched_idle). */
+static int
+do_sched_idle(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	return sched_setscheduler(0, SCHED_IDLE, &sp) == 0 ? 0 : 1;
+}
+
+static int
+do_sched_batch(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	(void)sched_setscheduler(0, SCHED_BATCH, &sp);
+	return 99;
+}
+
+static int
+do_sched_idle_other(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	(void)sched_setscheduler(parent_pid, SCHED_IDLE, &sp);
+	return 99;
+}
+
+static void
+test_sched_idle(void)
+{
+	static const enum sandbox_role lowering[] = {
+		ROLE_WORKER_PRELOGIN, ROLE_WORKER_POSTLOGIN, ROLE_MONITOR_POSTLOGIN,
+	};
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(lowering); i++) {
+		run_case("SCHED_IDLE", lowering[i], 0, do_sched_idle, EXITS(0));
+		run_case("SCHED_BATCH", lowering[i], 0, do_sched_batch,
+		    KILLED(SCMP_SYS(sched_setscheduler)));
+		run_case("SCHED_IDLE for another", lowering[i], 0, do_sched_idle_other,
+		    KILLED(SCMP_SYS(sched_setscheduler)));
+	}
+	run_case("SCHED_IDLE", ROLE_TLS_RELAY, 0, do_sched_idle,
+	    KILLED(SCMP_SYS(sched_setscheduler)));
+}
+
 #if !TW_SANITIZER_BUILD
 static int
 do_open_read(void)
@@ -959,6 +1005,7 @@ main(void)
 	setup();
 	test_names();
 	test_workers();
+	test_sched_idle();
 	test_anonymous_worker();
 	test_root_roles();
 	test_stacked();
