@@ -89,12 +89,23 @@ cap_listed(cap_value_t c, const cap_value_t *caps, int n)
 	return 0;
 }
 
+/*
+ * Set once this process emptied its bounding set; a fork inherits both the
+ * set and the flag. The pre-login monitor empties it before any client
+ * (bounding limits only what an exec or a raised inheritable set could
+ * gain, and nothing here execs): its workers and its post-login self then
+ * skip the ~50 prctl calls a drop costs on the login's path.
+ */
+static int bounding_empty TW_PER_PROCESS;
+
 /* Drops every capability but caps[0..n) from the bounding set (needs CAP_SETPCAP). */
 static void
 bound_capabilities(const cap_value_t *caps, int n)
 {
 	cap_value_t c;
 
+	if (bounding_empty)
+		return;
 	for (c = 0; c <= CAP_LAST_CAP; c++) {
 		/*
 		 * Each drop commits a new set of credentials: skip the ones a
@@ -107,6 +118,7 @@ bound_capabilities(const cap_value_t *caps, int n)
 			die("cannot drop capability %d from the bounding set: %s",
 			    (int)c, strerror(errno));
 	}
+	bounding_empty = n == 0;
 }
 
 /*
@@ -192,9 +204,12 @@ creds_monitor_prelogin(int keep_sys_admin, int keep_sys_nice, int keep_chown)
 	if (keep_sys_nice)
 		caps[n++] = CAP_SYS_NICE;	/* login_nice: the priority back */
 
-	bound_capabilities(caps, n);
+	/* Nothing here executes programs, so the bounding set, which limits
+	 * only what an exec could gain, goes whole: the login then has none
+	 * to drop (bounding_empty). The working set is caps. */
+	bound_capabilities(NULL, 0);
 	set_capabilities(caps, n);
-	/* Nothing here executes programs; should anything try, it gains nothing. */
+	/* Should anything try to exec, it gains nothing. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)

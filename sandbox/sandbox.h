@@ -55,8 +55,9 @@ struct creds_target {
 void creds_become(const struct creds_target *t);
 
 /*
- * The session monitor before login: bounding, permitted and effective
- * capability sets cut to what starting workers and running PAM need
+ * The session monitor before login: bounding set emptied (nothing it or
+ * its children run execs), permitted and effective sets cut to what
+ * starting workers and running PAM need
  * (setuid/setgid, chroot, setpcap, kill, dac_read_search for files PAM
  * and user_config_dir read that root does not own, net_bind_service,
  * audit_write; no dac_override: what PAM writes (faillock tallies, the

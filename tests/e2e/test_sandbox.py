@@ -382,9 +382,18 @@ def test_proc_prelogin_monitor_no_dac_override_or_chown(server):
     with server.ctrl() as c:
         mon, w = _worker(server, c, USERS["twnopriv"])
         st = proc_status(mon)
-        for k in ("CapEff", "CapPrm", "CapBnd"):
+        for k in ("CapEff", "CapPrm"):
             assert int(st[k], 16) & (1 << 2), (k, st[k])
             assert not int(st[k], 16) & ((1 << 1) | (1 << 0)), (k, st[k])
+
+
+def test_proc_prelogin_monitor_bounding_set_empty(server):
+    """Nothing the monitor or its children run execs: its bounding set is
+    empty before any client, so the login drops none (sandbox/creds.c)."""
+    with server.ctrl() as c:
+        mon, w = _worker(server, c, USERS["twnopriv"])
+        assert int(proc_status(mon)["CapBnd"], 16) == 0, proc_status(mon)
+        assert int(proc_status(w)["CapBnd"], 16) == 0
 
 
 def test_proc_prelogin_monitor_no_new_privs(server):
