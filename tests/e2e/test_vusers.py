@@ -333,6 +333,20 @@ def anon_upload_server(make_server, chown):
     return srv, incoming
 
 
+def _stored(srv, user, remote, data, local, caps_ok, also=None):
+    """user's session: its monitor's effective capabilities pass caps_ok,
+    it stores data as remote (then runs also(f), if given); the os.stat of
+    local, the file on disk."""
+    f = srv.ftp(user)
+    mon, _ = session_procs(srv, f)
+    assert caps_ok(cap_eff(mon)), hex(cap_eff(mon))
+    stor(f, "STOR " + remote, data)
+    if also is not None:
+        also(f)
+    f.quit()
+    return os.stat(local)
+
+
 def test_chown_uploads(make_server):
     """chown_uploads: an anonymous upload ends owned by chown_username
     (group left as it was) with chown_upload_mode, with every byte the
@@ -340,13 +354,9 @@ def test_chown_uploads(make_server):
     Only an anonymous session's monitor keeps CAP_CHOWN."""
     srv, incoming = anon_upload_server(make_server, True)
     payload = os.urandom(300000)
-    f = srv.ftp("anonymous")
-    mon, _ = session_procs(srv, f)
-    assert cap_eff(mon) & CAP_CHOWN
-    stor(f, "STOR incoming/up.bin", payload)
-    pre, fin = stor(f, "STOU incoming/u", b"unique")
-    f.quit()
-    st = os.stat(os.path.join(incoming, "up.bin"))
+    st = _stored(srv, "anonymous", "incoming/up.bin", payload,
+                 os.path.join(incoming, "up.bin"), lambda caps: caps & CAP_CHOWN,
+                 also=lambda f: stor(f, "STOU incoming/u", b"unique"))
     assert (st.st_uid, st.st_gid) == (USERS["alice"], USERS["twftp"])
     assert st.st_mode & 0o7777 == 0o640
     with open(os.path.join(incoming, "up.bin"), "rb") as fh:
@@ -361,12 +371,8 @@ def test_chown_uploads(make_server):
     f.quit()
 
     # A local user's uploads stay the user's, and its monitor has no CAP_CHOWN.
-    f = srv.ftp("alice")
-    mon, _ = session_procs(srv, f)
-    assert cap_eff(mon) == 0
-    stor(f, "STOR mine.txt", b"mine")
-    f.quit()
-    st = os.stat(srv.path("mine.txt"))
+    st = _stored(srv, "alice", "mine.txt", b"mine", srv.path("mine.txt"),
+                 lambda caps: caps == 0)
     assert st.st_uid == USERS["alice"] and st.st_mode & 0o777 == 0o644
 
 
@@ -380,12 +386,8 @@ def test_no_chown_uploads(make_server):
     pre = srv.session_of(c.sock.getsockname()[1])
     assert not cap_eff(pre) & CAP_CHOWN, hex(cap_eff(pre))
     c.close()
-    f = srv.ftp("anonymous")
-    mon, _ = session_procs(srv, f)
-    assert cap_eff(mon) == 0
-    stor(f, "STOR incoming/up.bin", b"data")
-    f.quit()
-    st = os.stat(os.path.join(incoming, "up.bin"))
+    st = _stored(srv, "anonymous", "incoming/up.bin", b"data",
+                 os.path.join(incoming, "up.bin"), lambda caps: caps == 0)
     assert st.st_uid == USERS["twftp"] and st.st_mode & 0o777 == 0o644
 
 
