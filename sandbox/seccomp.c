@@ -105,9 +105,24 @@ report_sigsys(int sig, siginfo_t *si, void *uctx)
 
 	/* SA_RESETHAND made SIGSYS default again; deliver it now. */
 	(void)raise(sig);
+	/*
+	 * Still here: the kernel drops a signal a PID namespace's init (a
+	 * worker with isolate=YES is pid 1 of its own) sends itself. Naming
+	 * SIGSYS in rt_sigaction is killed outright by every policy
+	 * (SC_SIGACTION: SECCOMP_RET_KILL_PROCESS, which no process
+	 * survives), so the parent still sees SIGSYS.
+	 */
+	{
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		(void)sigaction(sig, &dfl, NULL);
+	}
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	(void)sigprocmask(SIG_UNBLOCK, &set, NULL);
+	(void)raise(sig);
 	_exit(1);	/* not reached; 1 as die(): no exit code with a meaning */
 }
 

@@ -265,6 +265,22 @@ def test_forbidden_syscall_cannot_be_survived(make_server, action, phase):
 
 
 @pytest.mark.parametrize("phase", ["prelogin", "postlogin"])
+def test_forbidden_syscall_kills_pid_namespace_init(make_server, phase):
+    """With isolate=YES a worker is pid 1 of its own PID namespace, and the
+    kernel drops a signal such an init sends itself: the SIGSYS report's
+    raise() returns there. The worker must still die of SIGSYS (421, the
+    log names the call), not exit as if the session had ended."""
+    s = make_server({"isolate": True})
+    with s.ctrl() as c:
+        _phase_worker(s, c, phase)
+        out = _attack(c, "socket_unix")
+        assert out[0] == "killed", out
+        assert c.closed_within(5), "killed session's control connection not closed"
+        s.wait_log(r"worker of \S+ killed by seccomp \(syscall socket\)")
+    _still_serving(s)
+
+
+@pytest.mark.parametrize("phase", ["prelogin", "postlogin"])
 def test_worker_may_signal_itself_only(make_server, phase):
     """tgkill to itself (raise, abort) passes in every worker, whatever
     process compiled the policy (its pid is filled in at install); to any
