@@ -410,12 +410,18 @@ struct auth_sigsys_report {
 
 static const char auth_sigsys_magic[4] = { 'S', 'Y', 'S', '!' };
 static int auth_report_fd TW_PER_PROCESS = -1;
+/* The PAM child itself: a process a module forks inherits the handler,
+ * and must not write a report ahead of the child's result. */
+static pid_t auth_report_pid TW_PER_PROCESS;
 
-/* Runs in the SIGSYS handler: one write(), async-signal-safe. */
+/* Runs in the SIGSYS handler: getpid() and one write(), async-signal-safe. */
 static void
 auth_report_violation(long nr, enum sandbox_role role)
 {
 	struct auth_sigsys_report r;
+
+	if (getpid() != auth_report_pid)
+		return;
 
 	memcpy(r.magic, auth_sigsys_magic, sizeof(r.magic));
 	r.nr = nr >= 0 && nr <= INT32_MAX ? (int32_t)nr : -1;
@@ -471,6 +477,7 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 	if (pid == 0) {
 		close(p[0]);
 		auth_report_fd = p[1];
+		auth_report_pid = getpid();
 		sandbox_set_violation_report(auth_report_violation);
 #if TW_TEST_HOOKS
 		/* e2e: a module's call outside the policy (acct: harmless, EPERM). */
