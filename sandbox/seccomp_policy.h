@@ -108,7 +108,7 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(send), SC_ALLOW, 0 },
 	{ SCMP_SYS(recvmsg), SC_ALLOW, 0 },	/* IPC, with SCM_RIGHTS */
 	{ SCMP_SYS(sendmsg), SC_ALLOW, 0 },	/* also the SIGSYS report */
-	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* unused: no worker calls it; the TLS relay (g_relay) keeps this filter under its own */
+	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* the client's EOF right after a session's last reply (worker_exit_reply) */
 	{ SCMP_SYS(close), SC_ALLOW, 0 },
 	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },
 	{ SCMP_SYS(getpeername), SC_ALLOW, 0 },	/* the pre-login worker's client (worker.c) */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <limits.h>
@@ -137,6 +138,9 @@ worker_exit_reply(struct session *s, int code, const char *text)
 {
 	ctrl_reply(&s->ctrl, code, "%s", text);
 	ctrl_end(&s->ctrl);
+	/* The client's end of file now, not once this process and the
+	 * monitor (which holds the connection too) have exited. */
+	(void)shutdown(s->ctrl.fd, SHUT_WR);
 	tw_sched_idle();
 	_exit(0);
 }
