@@ -568,6 +568,9 @@ listener_bind(const struct tw_config *cfg, struct listen_socks *ls)
 
 	ls->status_fd = -1;
 	if (inherited_sockets(cfg, ls) == 0) {
+		/* The status socket first: once the FTP port listens (what a
+		 * script or a test waits for), `twinftpd -S` can connect too. */
+		ls->status_fd = status_socket_open(cfg->status_socket, -1);
 		for (i = 0; i < 2 && ports[i] != 0; i++) {
 			int tls = cfg->implicit_ssl || i == 1;
 
@@ -582,8 +585,9 @@ listener_bind(const struct tw_config *cfg, struct listen_socks *ls)
 								     ports[i], cfg->listen);
 			}
 		}
+	} else {
+		ls->status_fd = status_socket_open(cfg->status_socket, ls->status_fd);
 	}
-	ls->status_fd = status_socket_open(cfg->status_socket, ls->status_fd);
 }
 
 /* SIGCHLD, SIGTERM, SIGINT, SIGHUP and SIGUSR2 come through a descriptor the loop polls. */
