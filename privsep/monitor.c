@@ -868,8 +868,6 @@ monitor_worker_gone(struct monitor *mon)
 				    "Service not available, closing control connection.");
 		return MONITOR_EXIT_CRASH;
 	}
-	/* The session is over; what is left is the exit (util.h). */
-	tw_sched_idle();
 	return mon->login_fails >= mon->cfg->max_login_fails ? MONITOR_EXIT_LOGIN_FAILED
 							     : MONITOR_EXIT_OK;
 }

@@ -108,7 +108,7 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(send), SC_ALLOW, 0 },
 	{ SCMP_SYS(recvmsg), SC_ALLOW, 0 },	/* IPC, with SCM_RIGHTS */
 	{ SCMP_SYS(sendmsg), SC_ALLOW, 0 },	/* also the SIGSYS report */
-	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* the client's EOF right after a session's last reply (worker_exit_reply) */
+	{ SCMP_SYS(shutdown), SC_ALLOW, 0 },	/* unused: no worker calls it; the TLS relay (g_relay) keeps this filter under its own */
 	{ SCMP_SYS(close), SC_ALLOW, 0 },
 	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },
 	{ SCMP_SYS(getpeername), SC_ALLOW, 0 },	/* the pre-login worker's client (worker.c) */
@@ -537,7 +537,6 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	 * their status (monitor_kill_child, monitor_drain_relay). */
 	{ SCMP_SYS(kill), SC_SIGKILL, 0 },
 	{ SCMP_SYS(wait4), SC_ALLOW, 0 },
-	{ SCMP_SYS(sched_setscheduler), SC_SCHED_IDLE, 0 },	/* the exit waits for idle CPU (tw_sched_idle) */
 	{ SCMP_SYS(clock_nanosleep), SC_ALLOW, 0 },	/* unused: the relay drain's 5 ms naps (monitor_drain_relay), only while a TLS relay still writes its last replies */
 	{ SCMP_SYS(nanosleep), SC_ALLOW, 0 },	/* unused: nanosleep() before glibc 2.31 and in other libcs; glibc's calls clock_nanosleep */
 	/* A dead worker's forbidden syscall is named in the log

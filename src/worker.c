@@ -138,9 +138,6 @@ worker_exit_reply(struct session *s, int code, const char *text)
 {
 	ctrl_reply(&s->ctrl, code, "%s", text);
 	ctrl_end(&s->ctrl);
-	/* The client's end of file now, not once this process and the
-	 * monitor (which holds the connection too) have exited. */
-	(void)shutdown(s->ctrl.fd, SHUT_WR);
 	tw_sched_idle();
 	_exit(0);
 }

@@ -79,10 +79,14 @@ void tw_scratch_free(void *p, size_t len);
 void tw_stack_trim(void);
 
 /*
- * A session process whose work is done (its client said goodbye) lets
+ * A session's worker whose work is done (its client said goodbye) lets
  * its exit wait for CPU time nothing else wants: tearing down hundreds of
  * sessions that end at once must not delay the replies of the others.
- * SCHED_IDLE, which lowering needs no privilege for. Best effort.
+ * SCHED_IDLE, which lowering needs no privilege for. Best effort. Not the
+ * monitor: it holds the control connection and its exit is what the
+ * listener counts, so the client's end of file and the freed slot
+ * (max_clients, max_per_ip) come together, as they must for a client
+ * that reconnects at once.
  */
 void tw_sched_idle(void);
 

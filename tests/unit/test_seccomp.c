@@ -612,7 +612,7 @@ static int do_chmod(void) { char p[128]; chmod(tmp_path(p, sizeof(p), "file"), 0
 
 static int do_kill_term(void) { kill(INT32_MAX, SIGTERM); return 99; }
 
-/* After QUIT's reply a session process lowers itself (tw_sched_idle). */
+/* After QUIT's reply a session's worker lowers itself (tw_sched_idle). */
 static int
 do_sched_idle(void)
 {
@@ -643,7 +643,7 @@ static void
 test_sched_idle(void)
 {
 	static const enum sandbox_role lowering[] = {
-		ROLE_WORKER_PRELOGIN, ROLE_WORKER_POSTLOGIN, ROLE_MONITOR_POSTLOGIN,
+		ROLE_WORKER_PRELOGIN, ROLE_WORKER_POSTLOGIN,
 	};
 	size_t i;
 
@@ -654,6 +654,10 @@ test_sched_idle(void)
 		run_case("SCHED_IDLE for another", lowering[i], 0, do_sched_idle_other,
 		    KILLED(SCMP_SYS(sched_setscheduler)));
 	}
+	/* The monitor exits at its own priority: the client's end of file
+	 * and the listener's count of the session go together. */
+	run_case("SCHED_IDLE", ROLE_MONITOR_POSTLOGIN, 0, do_sched_idle,
+	    KILLED(SCMP_SYS(sched_setscheduler)));
 	run_case("SCHED_IDLE", ROLE_TLS_RELAY, 0, do_sched_idle,
 	    KILLED(SCMP_SYS(sched_setscheduler)));
 }
