@@ -638,37 +638,18 @@ read_login_notes(void)
 
 	while (L.note_fd >= 0 && budget-- > 0) {
 		struct session_login_note note;
-		union {
-			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(struct ucred))];
-		} ctl;
-		struct iovec iov = { &note, sizeof(note) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-		struct cmsghdr *c;
-		ssize_t r = recvmsg(L.note_fd, &mh, MSG_DONTWAIT);
-		size_t i;
+		int pid;
+		long r = tw_recv_vouched(L.note_fd, &note, sizeof(note), &pid);
 
-		if (r < 0 && errno == EINTR)
+		if (r == -1 && errno == EINTR)
 			continue;
-		if (r < 0)
+		if (r == -1)
 			return;
-		c = CMSG_FIRSTHDR(&mh);
-		if (r != (ssize_t)sizeof(note) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-		    c == NULL || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_CREDENTIALS ||
-		    c->cmsg_len != CMSG_LEN(sizeof(struct ucred)))
+		if (r != (long)sizeof(note))
 			continue;
-		note.user[sizeof(note.user) - 1] = '\0';
 		/* Shown on an operator's terminal: no control characters. */
-		for (i = 0; note.user[i] != '\0'; i++)
-			if ((unsigned char)note.user[i] < 0x20 || note.user[i] == 0x7f)
-				note.user[i] = '?';
-		{
-			struct ucred cred;
-
-			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
-			sessions_set_login(cred.pid, note.user, note.anonymous != 0);
-		}
+		log_clean(note.user, sizeof(note.user), note.user, sizeof(note.user) - 1);
+		sessions_set_login((pid_t)pid, note.user, note.anonymous != 0);
 	}
 }
 

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
@@ -304,8 +303,7 @@ log_to_writer(void)
 	log_writer_close_rx();
 }
 
-/* Copies text into out, a control byte (a forged line, an escape) as '?'. */
-static void
+void
 log_clean(char *out, size_t outsz, const char *text, size_t len)
 {
 	size_t i;
@@ -477,42 +475,14 @@ log_writer_serve(void)
 
 	for (n = 0; n < WRITER_BATCH; n++) {
 		char rec[WRITER_MAX];
-		union {
-			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(struct ucred))];
-		} ctl;
-		struct iovec iov = { rec, sizeof(rec) };
-		struct msghdr msg;
-		struct cmsghdr *c;
-		struct ucred cred;
-		int have_cred = 0;
-		ssize_t len;
+		int pid;
+		long len = tw_recv_vouched(writer_rx, rec, sizeof(rec), &pid);
 
-		memset(&msg, 0, sizeof(msg));
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
-		len = recvmsg(writer_rx, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (len < 0)
+		if (len == -1)
 			return n;
-		for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
-			    c->cmsg_len == CMSG_LEN(sizeof(cred))) {
-				memcpy(&cred, CMSG_DATA(c), sizeof(cred));
-				have_cred = 1;
-			} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-				/* Nobody sends one: close what a sender slipped in. */
-				int *fds = (int *)CMSG_DATA(c);
-				size_t k, nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-				for (k = 0; k < nfd; k++)
-					(void)close(fds[k]);
-			}
-		}
-		/* A truncated record (MSG_TRUNC) is longer than any we send. */
-		if (have_cred && cred.pid > 0 && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) == 0)
-			writer_write(rec, (size_t)len, cred.pid);
+		/* Dropped too: a record longer than any we send was cut. */
+		if (len != TW_RECV_DROPPED)
+			writer_write(rec, (size_t)len, (pid_t)pid);
 	}
 	/* The batch is spent; poll says so again if more waits. */
 	return n;

@@ -78,6 +78,12 @@ int log_writer_rx_fd(void);
 void log_writer_close_rx(void);
 int log_writer_serve(void);
 void log_to_writer(void);
+/*
+ * Copies at most len bytes of text, up to its NUL, into out (outsz bytes,
+ * always terminated), a control byte (a forged line, an escape) as '?'.
+ * out may be text itself.
+ */
+void log_clean(char *out, size_t outsz, const char *text, size_t len);
 /* Sets the role name shown in each line ("listener", "monitor", ...). */
 void log_set_role(const char *role);
 

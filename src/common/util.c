@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static tw_die_hook die_hook TW_PER_PROCESS;
@@ -205,4 +207,46 @@ tw_sched_idle(void)
 	struct sched_param sp = { .sched_priority = 0 };
 
 	(void)sched_setscheduler(0, SCHED_IDLE, &sp);
+}
+
+long
+tw_recv_vouched(int fd, void *buf, size_t cap, int *pid)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} ctl;
+	struct iovec iov = { buf, cap };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	struct ucred cred;
+	int have_cred = 0;
+	ssize_t len;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	len = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (len < 0)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(cred))) {
+			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+			have_cred = 1;
+		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			/* Nobody sends one: close what a sender slipped in. */
+			int *fds = (int *)CMSG_DATA(c);
+			size_t k, nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (k = 0; k < nfd; k++)
+				(void)close(fds[k]);
+		}
+	}
+	if (!have_cred || cred.pid <= 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0)
+		return TW_RECV_DROPPED;
+	*pid = (int)cred.pid;
+	return (long)len;
 }

@@ -90,4 +90,14 @@ void tw_stack_trim(void);
  */
 void tw_sched_idle(void);
 
+/*
+ * One datagram from a socket with SO_PASSCRED, never waiting: its length,
+ * with the sender's pid as the kernel vouches for it (SCM_CREDENTIALS) in
+ * *pid. TW_RECV_DROPPED for a datagram to ignore: no credentials, cut
+ * (longer than cap, MSG_TRUNC or MSG_CTRUNC), descriptors it carried are
+ * closed. -1 with errno when none was read (EAGAIN: none waits).
+ */
+#define TW_RECV_DROPPED (-2)
+long tw_recv_vouched(int fd, void *buf, size_t cap, int *pid);
+
 #endif
