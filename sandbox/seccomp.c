@@ -802,6 +802,7 @@ install_compiled(enum sandbox_role role, const struct compiled_policy *c)
 void
 sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 {
+	const struct compiled_policy *c;
 	int r;
 
 	if (!cfg->seccomp_sandbox)
@@ -832,8 +833,9 @@ sandbox_apply(enum sandbox_role role, const struct tw_config *cfg)
 #endif
 	sandbox_mark_role(role);
 	installed_role = role;
-	if (compiled[policy_key(role, cfg)][role].insns != NULL) {
-		install_compiled(role, &compiled[policy_key(role, cfg)][role]);
+	c = &compiled[policy_key(role, cfg)][role];
+	if (c->insns != NULL) {
+		install_compiled(role, c);
 		return;
 	}
 	{
