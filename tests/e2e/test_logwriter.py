@@ -11,21 +11,11 @@ import re
 import socket
 
 import twhelpers
-from twhelpers import (USERS, descendants, proc_ids, retr, stor, wait_until)
+from twhelpers import (USERS, descendants, proc_fds, proc_ids, retr, stor, wait_until)
 
 
 def _fd_targets(pid):
-    out = set()
-    try:
-        fds = os.listdir("/proc/%d/fd" % pid)
-    except OSError:
-        return out
-    for fd in fds:
-        try:
-            out.add(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
-        except OSError:
-            pass
-    return out
+    return set(proc_fds(pid).values())
 
 
 def _user_procs(top):

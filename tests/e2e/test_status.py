@@ -7,14 +7,12 @@ import os
 import re
 import signal
 import socket
-import subprocess
 
-from twhelpers import OTHER, TWINFTPD, Ctrl, wait_until
+from twhelpers import OTHER, Ctrl, wait_until
 
 
 def status(s, conf=None):
-    return subprocess.run([TWINFTPD, "-S", conf or s.conf_path], timeout=30,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return s.status_run(conf)
 
 
 def session_line(out, state, user):

@@ -108,6 +108,20 @@ def proc_link(pid, what):
         return None
 
 
+def proc_fds(pid):
+    """pid's descriptors: {fd: what /proc says it is}; {} when pid is gone."""
+    out = {}
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return out
+    for fd in fds:
+        link = proc_link(pid, "fd/" + fd)
+        if link is not None:
+            out[int(fd)] = link
+    return out
+
+
 def all_pids():
     return [int(d) for d in os.listdir("/proc") if d.isdigit()]
 
@@ -901,15 +915,7 @@ class Server:
         if pids is None:
             pids = [pid for pid, _ in descendants(self.pid)]
         for pid in pids:
-            try:
-                fds = os.listdir("/proc/%d/fd" % pid)
-            except OSError:
-                continue
-            for fd in fds:
-                try:
-                    link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
-                except OSError:
-                    continue
+            for link in proc_fds(pid).values():
                 if link in inodes:
                     out.setdefault(inodes[link], set()).add(pid)
         return out
@@ -957,11 +963,15 @@ class Server:
                           what="%d session(s) of the listener (have %s)"
                           % (n, self.sessions()))
 
+    def status_run(self, conf=None):
+        """twinftpd -S with conf (this server's by default): the CompletedProcess."""
+        return subprocess.run([TWINFTPD, "-S", conf or self.conf_path], timeout=30,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
     def status(self, check=True):
         """The listener's own snapshot (twinftpd -S) as text; with
         check=False "" when it cannot be had."""
-        r = subprocess.run([TWINFTPD, "-S", self.conf_path], timeout=30,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        r = self.status_run()
         if not check and r.returncode != 0:
             return ""
         assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
@@ -981,13 +991,7 @@ class Server:
 
     def fd_table(self):
         """The listener's descriptors: {fd: target}."""
-        out = {}
-        for fd in os.listdir("/proc/%d/fd" % self.pid):
-            try:
-                out[int(fd)] = os.readlink("/proc/%d/fd/%s" % (self.pid, fd))
-            except OSError:
-                continue
-        return out
+        return proc_fds(self.pid)
 
     def rss_kb(self):
         return int(proc_status(self.pid)["VmRSS"].split()[0])
