@@ -1,5 +1,6 @@
 #include "src/common/util.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,6 +208,7 @@ tw_sched_idle(void)
 	struct sched_param sp = { .sched_priority = 0 };
 
 	(void)sched_setscheduler(0, SCHED_IDLE, &sp);
+	(void)poll(NULL, 0, TW_IDLE_NAP_MS);
 }
 
 long
