@@ -125,9 +125,10 @@ usage(void)
 	    "       ftpbench robots -hHOST -P# -n#users -c#concurrent-connects\n"
 	    "                      -t#seconds -b#bytes/s-per-user -B#min-bytes/s\n"
 	    "                      -uUSER -pPASS -fFILE -m#packet [-j workers]\n"
-	    "                      [-T TIMEOUT] [-r RCVBUF] [-e] [-E | -I] [-v]\n"
+	    "                      [-T TIMEOUT] [-r RCVBUF] [-e] [-E | -I] [-C] [-v]\n"
 	    "  -e: EPSV instead of PASV; -E: FTPS, AUTH TLS then PBSZ 0, PROT P;\n"
-	    "  -I: implicit FTPS (TLS from the first byte)\n");
+	    "  -I: implicit FTPS (TLS from the first byte); -C: the classic\n"
+	    "  dkftpbench's pacing, rate window and ramp (bench/README)\n");
 	exit(2);
 }
 

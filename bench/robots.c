@@ -4,7 +4,8 @@
  * the end of the run fetches FILE in passive mode, reading -m bytes per
  * tick so that it takes -b bytes/s. A robot is dead, and is not replaced,
  * when its session fails, a step times out, a fetch does not deliver
- * SIZE's byte count, or its rate over a fetch falls below -B.
+ * SIZE's byte count, or its rate over a fetch falls below -B. -C: the
+ * classic dkftpbench's pacing, rate window and ramp (bench/README).
  *
  * One process holds at most RLIMIT_NOFILE fds and a robot needs two
  * during a fetch, so the robots are split over -j worker processes, each
@@ -89,6 +90,7 @@ struct opts {
 	uint32_t rate, min_rate, packet;
 	const char *file;
 	int verbose;
+	int classic;			/* -C */
 };
 
 struct worker {
@@ -138,11 +140,15 @@ robot_dies(struct worker *W, struct sess *s, enum death why)
 	sess_close(&W->L, s);
 }
 
-/* Keeps -c logins in flight until every robot has started. */
+/*
+ * Keeps -c logins in flight until every robot has started; with -C, as
+ * the classic dkftpbench, none after the first death (of this worker's).
+ */
 static void
 start_more(struct worker *W)
 {
-	while (!W->stopping && W->st.connecting < W->cmax && W->next < W->n) {
+	while (!W->stopping && W->st.connecting < W->cmax && W->next < W->n &&
+	       !(W->o->classic && W->st.dead > 0)) {
 		struct sess *s = &W->L.s[W->next];
 
 		W->r[W->next].phase = R_CONNECTING;
@@ -160,12 +166,22 @@ fetch(struct worker *W, struct sess *s, struct robot *r)
 	sess_retr(&W->L, s, W->o->file, r->expect, W->o->rate, W->o->packet);
 }
 
+/* When a fetch's rate is counted from: -C, its first data byte. */
+static double
+rate_from(const struct worker *W, const struct sess *s)
+{
+	return W->o->classic && s->first_at > 0 ? s->first_at : s->op_start;
+}
+
 static void
 fetch_done(struct worker *W, struct sess *s, struct robot *r)
 {
-	double secs = s->done_at - s->op_start;
+	double secs = s->done_at - rate_from(W, s);
 
-	/* The rate over the whole fetch, PASV to 226: churn costs count. */
+	/*
+	 * The rate over the whole fetch, PASV to 226: churn costs count.
+	 * -C: from the first data byte to the later of EOF and 226.
+	 */
 	if (secs > 0 && (double)s->bytes < (double)W->o->min_rate * secs) {
 		s->err = "fetch below minimum rate";
 		robot_dies(W, s, D_SLOW);
@@ -251,7 +267,7 @@ check_rates(struct worker *W)
 
 	for (i = 0; i < W->next; i++) {
 		struct sess *s = &W->L.s[i];
-		double secs = now - s->op_start;
+		double secs = now - rate_from(W, s);
 
 		if (W->r[i].phase != R_ALIVE || W->r[i].step != ST_FETCH ||
 		    s->state == SS_IDLE || s->state == SS_FREE)
@@ -317,6 +333,7 @@ worker_main(const struct opts *o, uint32_t id, uint32_t base, uint32_t n,
 	if (W.r == NULL)
 		die("out of memory for %u robots", n);
 	loop_init(&W.L, &o->tgt, n);
+	W.L.classic = o->classic;
 	W.L.ctx = &W;
 	W.L.on_done = robot_done;
 	start_more(&W);
@@ -439,7 +456,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 	o->packet = 1500;
 	o->tgt.step_timeout = FB_DEFAULT_TIMEOUT;
 	o->tgt.data_rcvbuf = DEFAULT_RCVBUF;
-	while ((c = getopt(argc, argv, "h:H:P:n:c:t:b:B:u:p:f:m:j:T:r:eEIv")) != -1) {
+	while ((c = getopt(argc, argv, "h:H:P:n:c:t:b:B:u:p:f:m:j:T:r:CeEIv")) != -1) {
 		switch (c) {
 		case 'h': case 'H': host = optarg; break;
 		case 'P': port = optarg; break;
@@ -461,6 +478,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 			o->tgt.data_rcvbuf = (int)fb_opt_uint('r', optarg, 0, 1u << 26);
 			break;
 		case 'v': o->verbose = 1; break;
+		case 'C': o->classic = 1; break;
 		default:
 			die("robots: bad option (see ftpbench without arguments)");
 		}

@@ -343,7 +343,7 @@ static void
 start_transfer(struct fb_loop *L, struct sess *s)
 {
 	s->op_start = fb_now();
-	s->cmd_at = s->xfer_start = s->eof_at = 0;
+	s->cmd_at = s->xfer_start = s->eof_at = s->first_at = 0;
 	s->bytes = 0;
 	s->prelim = s->data_up = s->data_eof = s->final_ok = 0;
 	s->xfer_started = s->want_read = 0;
@@ -703,7 +703,8 @@ data_recv(struct fb_loop *L, struct sess *s, size_t len)
 /*
  * One packet per tick at rate bytes/s (dkftpbench's -b/-m). A late tick
  * may catch up one interval, never more, so a stall is not hidden by a
- * burst afterwards.
+ * burst afterwards. L->classic: no catching up at all, and the pause
+ * after the last packet too (fb_loop).
  */
 static void
 throttle_read(struct fb_loop *L, struct sess *s)
@@ -724,13 +725,19 @@ throttle_read(struct fb_loop *L, struct sess *s)
 		return;
 	}
 	s->want_read = 0;
+	if (s->first_at == 0)
+		s->first_at = now;
 	s->bytes += (uint64_t)n;
 	L->bytes += (uint64_t)n;
-	s->next_tick += interval;
-	if (s->next_tick < now - interval)
-		s->next_tick = now;
+	if (L->classic) {
+		s->next_tick = now + (double)n / s->rate;
+	} else {
+		s->next_tick += interval;
+		if (s->next_tick < now - interval)
+			s->next_tick = now;
+	}
 	s->deadline = s->next_tick + L->tgt->step_timeout;
-	if (s->expect >= 0 && s->bytes >= (uint64_t)s->expect) {
+	if (!L->classic && s->expect >= 0 && s->bytes >= (uint64_t)s->expect) {
 		/* All in: wait for EOF at full speed, it costs no bandwidth. */
 		s->throttled = 0;
 		data_read(L, s);
@@ -764,6 +771,8 @@ data_read(struct fb_loop *L, struct sess *s)
 			data_got_eof(L, s);
 			return;
 		}
+		if (s->first_at == 0)
+			s->first_at = fb_now();
 		s->bytes += (uint64_t)n;
 		L->bytes += (uint64_t)n;
 		touch(L, s);

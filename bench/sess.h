@@ -81,6 +81,7 @@ struct sess {
 	double cmd_at;			/* RETR/STOR was sent */
 	double xfer_start;		/* data could flow (150 seen, connected) */
 	double eof_at;			/* RETR: the data connection ended */
+	double first_at;		/* RETR: the first data byte came */
 	double done_at;
 	double next_tick;		/* throttled read due */
 	double stor_secs;		/* STOR: send for this long (0: use limit) */
@@ -117,6 +118,13 @@ struct fb_loop {
 	fb_xfer_fn on_xfer;		/* optional: a transfer began */
 	void *ctx;
 	uint64_t bytes;			/* all data bytes moved */
+	/*
+	 * Throttled reads paced as the classic dkftpbench paces them: the
+	 * pause after a read of n bytes is n / rate from that read (no
+	 * catching up after a late tick), and it is taken after the last
+	 * packet too, before the EOF is read.
+	 */
+	int classic;
 	char *buf;			/* one large buffer for all transfers */
 	size_t bufsz;
 	SSL_CTX *tls;			/* with tgt->tls: every connection's context */

@@ -198,6 +198,18 @@ def test_fake():
         check(srv.fetches >= r["fetches"],
               "fake server served at least the fetches ftpbench counted")
     r = test_robots_alive(srv.port, 3, 2, ["-e"], "fake server, EPSV")
+    # -C paces as the classic dkftpbench: a read of n bytes is followed by
+    # n / rate of pause, the last one too. One read can take the whole
+    # 10 KB file (-m), so at SIZE bytes/s every fetch lasts at least 1 s
+    # from its first byte: in 3 s, at most 3 fetches per robot. Without
+    # that last pause a fetch read in one go ends at once.
+    rc, out, _ = run(["robots", "-h127.0.0.1", "-P%d" % srv.port, "-n2", "-c2",
+                      "-t3", "-b%d" % SIZE, "-B1000", "-ubench", "-ppw",
+                      "-fx10k.dat", "-m%d" % SIZE, "-T5", "-C"], 40)
+    r = robots_result(out)
+    check(r is not None and r["alive"] == 2 and r["dead"] == 0 and
+          1 <= r["fetches"] <= 6,
+          "-C: robots alive, each fetch paced to the end (%r)" % (r,))
 
     rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(srv.port), "-u", "bench",
                       "-p", "pw", "-n", "3", "-s", "64K", "-t", "5", "-b",
@@ -261,6 +273,12 @@ def test_dead_server():
     r = robots_result(out)
     check(r is not None and r["alive"] == 0 and r["dead"] == 3,
           "no server: robots dead at login (%r)" % (r,))
+    # -C: as the classic dkftpbench, no robot starts after the first death.
+    rc, out, _ = run(["robots", "-h127.0.0.1", "-P%d" % port, "-n3", "-c1", "-t2",
+                      "-j1", "-ubench", "-ppw", "-fx10k.dat", "-T2", "-C"], 30)
+    r = robots_result(out)
+    check(r is not None and r["alive"] == 0 and r["dead"] == 1 and r["pending"] == 2,
+          "-C, no server: the first death stops the ramp (%r)" % (r,))
     rc, out, _ = run(["suite", "-h", "127.0.0.1", "-P", str(port), "-u", "b", "-p",
                       "p", "-n", "2", "-t", "2", "-b", "login"], 30)
     check(rc != 0 and "FAIL" in out, "no server: suite fails fast")
