@@ -700,6 +700,16 @@ data_recv(struct fb_loop *L, struct sess *s, size_t len)
 	return n;
 }
 
+/* n bytes of a download came in: counted, the first one stamped. */
+static void
+data_in(struct fb_loop *L, struct sess *s, ssize_t n)
+{
+	if (s->first_at == 0)
+		s->first_at = fb_now();
+	s->bytes += (uint64_t)n;
+	L->bytes += (uint64_t)n;
+}
+
 /*
  * One packet per tick at rate bytes/s (dkftpbench's -b/-m). A late tick
  * may catch up one interval, never more, so a stall is not hidden by a
@@ -725,10 +735,7 @@ throttle_read(struct fb_loop *L, struct sess *s)
 		return;
 	}
 	s->want_read = 0;
-	if (s->first_at == 0)
-		s->first_at = now;
-	s->bytes += (uint64_t)n;
-	L->bytes += (uint64_t)n;
+	data_in(L, s, n);
 	if (L->classic) {
 		s->next_tick = now + (double)n / s->rate;
 	} else {
@@ -771,10 +778,7 @@ data_read(struct fb_loop *L, struct sess *s)
 			data_got_eof(L, s);
 			return;
 		}
-		if (s->first_at == 0)
-			s->first_at = fb_now();
-		s->bytes += (uint64_t)n;
-		L->bytes += (uint64_t)n;
+		data_in(L, s, n);
 		touch(L, s);
 	}
 	/* Edge-triggered: no new event will come for what is left. */

@@ -510,12 +510,29 @@ pipe_to_file(int pipe_rd, int file, size_t n, int *spliced, int *fallback)
 }
 
 /*
+ * An upload's pipe of UPLOAD_PIPE_SIZE, or -1: none, or the size was
+ * refused (the user's pipes are over the limit and this one is 8 KB).
+ */
+static int
+upload_pipe(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+		return -1;
+	if (fcntl(p[1], F_SETPIPE_SZ, UPLOAD_PIPE_SIZE) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * A binary upload in the clear, unpaced: socket -> pipe -> file with
  * splice(2), so that the bytes are not copied out to this process and
  * back (bench/rawlimit's splice receiver moved 1.1-2x what its
- * recv+write one did). A file system that does not take splice, or no pipe
- * of UPLOAD_PIPE_SIZE, falls back to xfer_copy. Not for O_APPEND files: splice(2) refuses
- * them (EINVAL), so APPE stays buffered.
+ * recv+write one did). A file system that does not take splice, or no
+ * pipe of UPLOAD_PIPE_SIZE, falls back to xfer_copy. Not for O_APPEND
+ * files: splice(2) refuses them (EINVAL), so APPE stays buffered.
  */
 static enum xfer_status
 recv_file(struct xfer *x, int file)
@@ -523,14 +540,8 @@ recv_file(struct xfer *x, int file)
 	int p[2], spliced = 0, fallback = 0;
 	enum xfer_status rc = XFER_OK;
 
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+	if (upload_pipe(p) != 0)
 		return xfer_copy(x, &upload, file, 0, 0);
-	/* Refused: the user's pipes are over the limit and this one is 8 KB. */
-	if (fcntl(p[1], F_SETPIPE_SZ, UPLOAD_PIPE_SIZE) < 0) {
-		close(p[0]);
-		close(p[1]);
-		return xfer_copy(x, &upload, file, 0, 0);
-	}
 	while (rc == XFER_OK && !fallback) {
 		ssize_t n = splice(x->fd, NULL, p[1], NULL, UPLOAD_PIPE_SIZE,
 				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);

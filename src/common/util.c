@@ -202,6 +202,9 @@ tw_stack_trim(void)
 	(void)madvise((void *)bottom, (size_t)(top - bottom), MADV_DONTNEED);
 }
 
+/* tw_sched_idle's nap (util.h). */
+#define TW_IDLE_NAP_MS 1
+
 void
 tw_sched_idle(void)
 {

@@ -94,7 +94,6 @@ void tw_stack_trim(void);
  * freed slot (max_clients, max_per_ip) come together, as they must for a
  * client that reconnects at once.
  */
-#define TW_IDLE_NAP_MS 1
 void tw_sched_idle(void);
 
 /*
