@@ -420,8 +420,16 @@ def test_proc_prelogin_monitor_no_new_privs(server):
         assert st["NoNewPrivs"] == "1", "pre-login monitor: NoNewPrivs %s" % st["NoNewPrivs"]
 
 
+def _listener_filtered(server):
+    """The fixture is ready once the port listens; the listener installs
+    its filter a moment later (after the pool's first pairs): wait for it."""
+    wait_until(lambda: proc_status(server.pid)["Seccomp"] == "2", 10,
+               what="the listener's seccomp filter")
+
+
 def test_listener_and_prelogin_monitor_under_seccomp(server):
     """Issue 3: every role runs under its own policy, the root ones too."""
+    _listener_filtered(server)
     assert proc_status(server.pid)["Seccomp"] == "2", "listener has no seccomp filter"
     with server.ctrl() as c:
         mon, w = _worker(server, c, USERS["twnopriv"])
@@ -443,6 +451,7 @@ def test_filters_shared_not_copied(server):
     post-login policies), not three. The kernel frees every filter in a
     work item when its last process exits; 10,000 sessions ending at once
     used to queue 30,000 of them."""
+    _listener_filtered(server)
     base = _filters(server.pid)
     assert base == 1, "listener: %d filters" % base
     with server.ctrl() as c:
