@@ -38,8 +38,10 @@
 
 /*
  * Pairs dying idle: at least this many in one second (or as many as the
- * pool has slots) pause the refill for POOL_PAUSE_SECS, and while paused
- * the listener looks again every POOL_PAUSED_POLL_MS.
+ * pool wants ready, its target) pause the refill for POOL_PAUSE_SECS,
+ * and while paused the listener looks again every POOL_PAUSED_POLL_MS.
+ * Not the slots' capacity (64 at least): a broken pool of 4 refilled
+ * more slowly than 64 a second (the ASan build) was never paused.
  */
 #define POOL_DEATHS_MIN 8u
 #define POOL_PAUSE_SECS 5
@@ -109,7 +111,7 @@ static void
 pool_count_death(void)
 {
 	time_t now = tw_mono_sec();
-	unsigned limit = pool.cap > POOL_DEATHS_MIN ? (unsigned)pool.cap : POOL_DEATHS_MIN;
+	unsigned limit = pool.target > POOL_DEATHS_MIN ? pool.target : POOL_DEATHS_MIN;
 
 	if (now != pool.death_second) {
 		pool.death_second = now;
