@@ -154,6 +154,10 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(getpid), SC_ALLOW, 0 },	/* OpenSSL's fork check; the PASV port seed */
 	{ SCMP_SYS(gettid), SC_ALLOW, 0 },	/* unused: as rt_sigprocmask */
 	{ SCMP_SYS(tgkill), SC_SELF, 0 },	/* unused: as rt_sigprocmask; never another process */
+	/* A poll with a timeout that a stop interrupted (SIGSTOP, a
+	 * debugger, the cgroup freezer) goes on through restart_syscall
+	 * when the process continues: without it a paused session dies. */
+	{ SCMP_SYS(restart_syscall), SC_ALLOW, 0 },	/* unused: only after a stop (tests/e2e/test_faults.py pauses every role) */
 	/* After QUIT's 221, the exit waits for idle CPU (tw_sched_idle). */
 	{ SCMP_SYS(sched_setscheduler), SC_SCHED_IDLE, 0 },
 
@@ -209,6 +213,7 @@ static const struct sc_rule g_relay[] = {
 	{ SCMP_SYS(getpid), SC_ALLOW, 0 },	/* unused: as sendmsg; OpenSSL's fork check */
 	{ SCMP_SYS(gettid), SC_ALLOW, 0 },	/* unused: as sendmsg */
 	{ SCMP_SYS(tgkill), SC_SELF, 0 },	/* unused: as sendmsg */
+	{ SCMP_SYS(restart_syscall), SC_ALLOW, 0 },	/* unused: as in g_worker_base */
 	{ SCMP_SYS(exit_group), SC_ALLOW, 0 },
 };
 
@@ -418,7 +423,7 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },
 	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },	/* unused: a handler's return: a PAM module's own (pam_unix's SIGCHLD around its helper) */
 	{ SCMP_SYS(sigreturn), SC_ALLOW, 0 },
-	{ SCMP_SYS(restart_syscall), SC_ALLOW, 0 },	/* unused: a call a PAM module's signal handler interrupted */
+	{ SCMP_SYS(restart_syscall), SC_ALLOW, 0 },	/* unused: a call a PAM module's signal handler interrupted, or a stop (as in g_worker_base) */
 	{ SCMP_SYS(kill), SC_ALLOW, 0 },	/* ending sessions; kernel checks */
 	{ SCMP_SYS(tgkill), SC_ALLOW, 0 },	/* unused: raise() in a PAM module or in the SIGSYS report */
 
@@ -537,6 +542,7 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	 * their status (monitor_kill_child, monitor_drain_relay). */
 	{ SCMP_SYS(kill), SC_SIGKILL, 0 },
 	{ SCMP_SYS(wait4), SC_ALLOW, 0 },
+	{ SCMP_SYS(restart_syscall), SC_ALLOW, 0 },	/* unused: as in g_worker_base */
 	{ SCMP_SYS(clock_nanosleep), SC_ALLOW, 0 },	/* unused: the relay drain's 5 ms naps (monitor_drain_relay), only while a TLS relay still writes its last replies */
 	{ SCMP_SYS(nanosleep), SC_ALLOW, 0 },	/* unused: nanosleep() before glibc 2.31 and in other libcs; glibc's calls clock_nanosleep */
 	/* A dead worker's forbidden syscall is named in the log

@@ -218,6 +218,51 @@ def test_kill_listener(make_server):
     g.quit()
 
 
+# ------------------------------------------------------------ SIGSTOP
+
+def _pause(pids):
+    """SIGSTOP each of pids, wait until it is stopped, SIGCONT it: what a
+    debugger's attach, kill -STOP or the cgroup freezer does. A process
+    that slept in a poll with a timeout goes on through restart_syscall,
+    which its seccomp filter must allow."""
+    for p in pids:
+        os.kill(p, signal.SIGSTOP)
+        wait_until(lambda: (twhelpers.proc_stat(p) or (0, "T"))[1] in "Tt" or None, 10,
+                   what="process %d to stop" % p)
+        os.kill(p, signal.SIGCONT)
+
+
+def _no_seccomp_death(s):
+    assert "killed by seccomp" not in s.log_text(), s.log_text()
+
+
+def test_paused_prelogin_session_and_listener_go_on(two):
+    s, by = two
+    c = s.ctrl()
+    mon = _session_of(s, c)
+    procs = _procs(s, mon)
+    assert len(procs) == 3, procs       # monitor, pre-login worker, spare
+    _pause([s.pid] + [p for p, _ in procs])
+    c.login("alice", PASSWORDS["alice"])
+    assert c.cmd("NOOP")[0] == 200
+    assert alive(*procs[0])             # the same monitor: no new session
+    c.close()
+    _wait_gone(procs)
+    _no_seccomp_death(s)
+    _bystander_works(s, by)
+
+
+def test_paused_logged_in_session_goes_on(two):
+    s, by = two
+    f, mon, procs, w = _alice(s)
+    _pause([p for p, _ in procs])
+    _bystander_works(s, f)
+    assert all(alive(p, t) for p, t in procs), procs
+    f.quit()
+    _wait_gone(procs)
+    _no_seccomp_death(s)
+
+
 # ------------------------------------------------------------ full disk
 
 @pytest.fixture
