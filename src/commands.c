@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tw_build.h"
 #include "privsep/auth.h"
 #include "privsep/ipc.h"
 #include "src/common/config.h"
@@ -825,11 +826,19 @@ cmd_stat(struct session *s, char *arg)
 	ctrl_reply_raw(&s->ctrl, "     Connected to %s", host);
 	ctrl_reply_raw(&s->ctrl, "     Logged in as %s", s->user);
 	ctrl_reply_raw(&s->ctrl, "     TYPE: %s", s->ascii ? "ASCII" : "BINARY");
+	/* vsftpd's lines, which scripts and people know. */
+	if (data_xfer_rate(s) == 0)
+		ctrl_reply_raw(&s->ctrl, "     No session bandwidth limit");
+	else
+		ctrl_reply_raw(&s->ctrl, "     Session bandwidth limit in byte/s is %u",
+			       data_xfer_rate(s));
 	ctrl_reply_raw(&s->ctrl, "     Session timeout in seconds is %u",
 		       s->cfg->idle_session_timeout);
+	ctrl_reply_raw(&s->ctrl, "     Control connection is %s",
+		       s->tls ? "encrypted" : "plain text");
 	ctrl_reply_raw(&s->ctrl, "     Data connections will be %s",
-		       s->pasv_fd >= 0 ? "passive" : s->port_set ? "active" : "not set up");
-	ctrl_reply_raw(&s->ctrl, "     twinftpd %s", "- secure, fast, simple");
+		       s->prot_private ? "encrypted" : "plain text");
+	ctrl_reply_raw(&s->ctrl, "     twinftpd %s - secure, fast, simple", TW_VERSION);
 	ctrl_reply(&s->ctrl, 211, "End of status");
 }
 

@@ -36,6 +36,8 @@ void data_cmd_port(struct session *s, int extended, const char *arg);
 int data_open(struct session *s);
 
 /* --- transfer.c --- */
+/* The session's limit for a file transfer, in bytes per second; 0: none. */
+unsigned data_xfer_rate(const struct session *s);
 void data_cmd_retr(struct session *s, const char *path);
 /* STOR (0, 0), APPE (append 1) or STOU (unique 1). */
 void data_cmd_store(struct session *s, const char *path, int append, int unique);

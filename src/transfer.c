@@ -149,9 +149,8 @@ xfer_wait(struct xfer *x, short events)
 	return xfer_poll(x, events, -1);
 }
 
-/* The session's limit for a file transfer, in bytes per second; 0: none. */
-static unsigned
-xfer_rate(const struct session *s)
+unsigned
+data_xfer_rate(const struct session *s)
 {
 	return s->anonymous ? s->cfg->anon_max_rate : s->cfg->local_max_rate;
 }
@@ -841,7 +840,7 @@ data_cmd_retr(struct session *s, const char *path)
 	}
 	if (xfer_open_file(&x, s, file) != 0)
 		return;
-	x.rate = xfer_rate(s);
+	x.rate = data_xfer_rate(s);
 	ctrl_reply(&s->ctrl, 150, "Opening %s mode data connection for %s (%lld bytes).",
 		   s->ascii ? "ASCII" : "BINARY", path, (long long)st.st_size);
 	rc = send_file(&x, file, (off_t)rest, st.st_size,
@@ -1072,7 +1071,7 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 		return;
 	if (xfer_open(&x, s) != 0)
 		return;
-	x.rate = xfer_rate(s);
+	x.rate = data_xfer_rate(s);
 	file = upload_open(s, &u);
 	if (file < 0) {
 		ctrl_reply(&s->ctrl, 553, "Could not create file.");

@@ -109,6 +109,11 @@ def test_stat_no_argument(sess):
     cd, resp = rc(f, "STAT")
     assert cd == 211, resp
     assert resp.startswith("211-") and resp.splitlines()[-1].startswith("211 "), resp
+    # vsftpd's status lines, as its users' scripts read them.
+    for line in ("Connected to 127.0.0.1", "Logged in as alice", "TYPE: ",
+                 "No session bandwidth limit", "Session timeout in seconds is ",
+                 "Control connection is plain text", "Data connections will be plain text"):
+        assert "\n     " + line in resp, resp
 
 
 def test_stat_path(sess):

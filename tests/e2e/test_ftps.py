@@ -140,6 +140,17 @@ def test_feat_auth_pbsz_prot(make_server, certs):
     f.close()
 
 
+def test_stat_says_what_is_encrypted(make_server, certs):
+    s = tls_server(make_server, certs)
+    f = ftps(s, prot_p=False)
+    st = f.sendcmd("STAT")
+    assert "Control connection is encrypted" in st and \
+        "Data connections will be plain text" in st, st
+    f.prot_p()
+    assert "Data connections will be encrypted" in f.sendcmd("STAT")
+    f.quit()
+
+
 def test_prot_replies_and_clean_quit(make_server, certs):
     s = tls_server(make_server, certs)
     f = ftps(s, prot_p=False)

@@ -44,6 +44,7 @@ def test_local_rate_paces_retr_and_stor(make_server, sendfile):
     data = os.urandom(MB)
     s.put("down.bin", data)
     f = s.ftp("alice")
+    assert "Session bandwidth limit in byte/s is %d" % RATE in f.sendcmd("STAT")
     took = _timed_retr(f, "down.bin", data)
     assert took >= MIN_S, "RETR of 1 MiB took %.2f s at %d B/s" % (took, RATE)
 
