@@ -3,19 +3,38 @@
  * the way, the limit bench/compare puts beside the RETR and STOR figures.
  *
  *   rawlimit retr FILE [-r REPS]      a sendfile(2) sender, a reader that
- *                                     discards (recv MSG_TRUNC, 1 MiB)
- *   rawlimit stor DIR SIZE [-r REPS]  a sender of SIZE bytes (sendfile from
- *                                     a file in DIR), a receiver that writes
- *                                     a file in DIR: recv+write, and splice
- *                                     socket -> pipe -> file
+ *                                     discards (recv MSG_TRUNC, 1 MiB, non-
+ *                                     blocking with poll, as ftpbench); as
+ *                                     ftpbench's RETR figure, a run is
+ *                                     fetches of FILE for about RETR_SECS,
+ *                                     each on a connection made before it
+ *                                     and timed from the reader's request
+ *                                     (one byte) to the end of file
+ *   rawlimit stor DIR SIZE [-r REPS]  a sender of SIZE bytes, a receiver
+ *                                     that writes a file in DIR: recv+write,
+ *                                     and splice socket -> pipe -> file
+ *   rawlimit stor DIR SECSs [-r REPS] the sender sends for SECS seconds
+ *                                     ("1s"), as ftpbench's STOR figure
+ *                                     does: the file then grows to what a
+ *                                     second moves (gigabytes), and the
+ *                                     page cache's writeback of it is in
+ *                                     the figure, as it is in the FTP one
+ *
+ * The STOR sender sends from a 1 MiB buffer in its memory (send(2)), as
+ * ftpbench's STOR and FTP clients do: on two cores the sender's copy
+ * competes with the receiver, so a limit measured with a cheaper sender
+ * would not be the limit of the FTP figure beside it. splice+zc-sender
+ * is the splice receiver fed by sendfile(2) from a file instead (what
+ * this tool measured as "splice" before), for reference.
  *
  * Each variant (socket options of the sending side for retr, the
  * receiver's copy for stor) runs REPS times, interleaved, and prints its
  * median (sendfile+nodelay is how twinftpd sent before TCP_CORK; +lowat
- * adds its TCP_NOTSENT_LOWAT), as MB/s (10^6 bytes) from connect to the last byte (retr) or to
- * the file closed (stor):
+ * adds its TCP_NOTSENT_LOWAT), as MB/s (10^6 bytes): for retr over the
+ * fetches' timed parts, for stor from connect to the file closed:
  *
  *   RAW retr sendfile+cork 4812.3 MB/s
+ *   RAW stor-1s splice 2011.0 MB/s
  *
  * The two ends are two processes, as a server and a client are.
  */
@@ -24,6 +43,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,14 +60,15 @@
 #define NOTSENT_LOWAT (128 * 1024)	/* twinftpd's on data connections */
 
 enum variant {
-	RETR_PLAIN, RETR_NODELAY, RETR_CORK, RETR_CORK_LOWAT,
-	STOR_RECV, STOR_SPLICE,
+	RETR_PLAIN, RETR_NODELAY, RETR_CORK, RETR_CORK_LOWAT, RETR_CORK_LOWAT_NB,
+	STOR_RECV, STOR_SPLICE, STOR_SPLICE_ZC,
 	VARIANTS
 };
 
 static const char *const variant_name[VARIANTS] = {
 	"sendfile", "sendfile+nodelay", "sendfile+cork", "sendfile+cork+lowat",
-	"recv+write", "splice",
+	"sendfile+cork+lowat+nonblock",
+	"recv+write", "splice", "splice+zc-sender",
 };
 
 static void
@@ -88,27 +109,70 @@ setopt(int fd, int opt, int val)
 		fail("setsockopt");
 }
 
-/* The sending side: the whole file in blocking sendfile calls. */
+/*
+ * The STOR sender's buffer, filled before the senders fork: a warm
+ * buffer, as in a client that has sent before (the first touch of 1 MiB,
+ * 256 page faults, is a millisecond here, a fifth of a 10 MB upload).
+ */
+static char mem_block[MIB];
+
+/* SECSs: the STOR senders send for this long instead of SIZE bytes. */
+static double send_secs;
+
+static double now_s(void);
+
+/* The STOR sender of an FTP client: size bytes (or send_secs) from memory. */
+static void
+send_mem(int sock, off_t size)
+{
+	off_t left = size;
+	double end = now_s() + send_secs;
+
+	while (send_secs > 0 ? now_s() < end : left > 0) {
+		ssize_t n = send(sock, mem_block, send_secs > 0 || left >= MIB ? MIB : (size_t)left,
+				 MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			fail("send");
+		left -= n;
+	}
+}
+
+/* The sending side: the whole file in blocking sendfile calls (with
+ * send_secs, the file again and again for that long). */
 static void
 send_all(int sock, int file, off_t size, enum variant v)
 {
 	off_t off = 0;
+	double end = now_s() + send_secs;
 
 	if (v == RETR_NODELAY)
 		setopt(sock, TCP_NODELAY, 1);
-	if (v == RETR_CORK_LOWAT)
+	if (v == RETR_CORK_LOWAT || v == RETR_CORK_LOWAT_NB)
 		setopt(sock, TCP_NOTSENT_LOWAT, NOTSENT_LOWAT);
-	if (v == RETR_CORK || v == RETR_CORK_LOWAT)
+	if (v == RETR_CORK || v == RETR_CORK_LOWAT || v == RETR_CORK_LOWAT_NB)
 		setopt(sock, TCP_CORK, 1);
+	if (v == RETR_CORK_LOWAT_NB && fcntl(sock, F_SETFL, O_NONBLOCK) != 0)
+		fail("fcntl");
 	while (off < size) {
 		ssize_t n = sendfile(sock, file, &off, (size_t)(size - off));
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { .fd = sock, .events = POLLOUT };
+
+			(void)poll(&pfd, 1, -1);
+			continue;
+		}
 		if (n <= 0)
 			fail("sendfile");
+		if (off == size && send_secs > 0 && now_s() < end)
+			off = 0;
 	}
-	if (v == RETR_CORK || v == RETR_CORK_LOWAT)
+	if (v == RETR_CORK || v == RETR_CORK_LOWAT || v == RETR_CORK_LOWAT_NB)
 		setopt(sock, TCP_CORK, 0);
 }
 
@@ -120,10 +184,16 @@ recv_write(int sock, int out)
 	off_t got = 0;
 
 	for (;;) {
-		ssize_t n = recv(sock, buf, sizeof(buf), out < 0 ? MSG_TRUNC : 0);
+		ssize_t n = recv(sock, buf, sizeof(buf), out < 0 ? MSG_TRUNC | MSG_DONTWAIT : 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { .fd = sock, .events = POLLIN };
+
+			(void)poll(&pfd, 1, -1);
+			continue;
+		}
 		if (n < 0)
 			fail("recv");
 		if (n == 0)
@@ -167,7 +237,64 @@ recv_splice(int sock, int out)
 	return got;
 }
 
-/* One transfer of size bytes from file; returns MB/s. */
+#define RETR_SECS 0.5		/* of timed fetches in one run */
+#define RETR_MAX_FETCHES 500	/* and at most this many (TIME_WAIT sockets) */
+
+/* Fetches of file (size bytes) with variant v's sender; returns MB/s. */
+static double
+run_retr(enum variant v, int file, off_t size)
+{
+	struct sockaddr_in a;
+	int lfd = listen_any(&a), sock, status, n = 0;
+	double timed = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		for (;;) {
+			char go;
+			int c = accept(lfd, NULL, NULL);
+
+			if (c < 0)
+				fail("accept");
+			if (recv(c, &go, 1, 0) != 1)
+				_exit(0);	/* a connection with no request: the end */
+			send_all(c, file, size, v);
+			close(c);
+		}
+	}
+	close(lfd);
+	while (timed < RETR_SECS && n < RETR_MAX_FETCHES) {
+		double t0;
+		off_t got;
+
+		sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (sock < 0 || connect(sock, (struct sockaddr *)&a, sizeof(a)) != 0)
+			fail("connect");
+		t0 = now_s();
+		if (send(sock, "g", 1, MSG_NOSIGNAL) != 1)
+			fail("send");
+		got = recv_write(sock, -1);
+		timed += now_s() - t0;
+		close(sock);
+		if (got != size) {
+			fprintf(stderr, "rawlimit: %s moved %lld of %lld bytes\n", variant_name[v],
+				(long long)got, (long long)size);
+			exit(2);
+		}
+		n++;
+	}
+	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0 || connect(sock, (struct sockaddr *)&a, sizeof(a)) != 0)
+		fail("connect");
+	close(sock);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		exit(2);
+	return (double)size * n / 1e6 / timed;
+}
+
+/* One upload of size bytes (or send_secs); returns MB/s. */
 static double
 run_once(enum variant v, int file, off_t size, const char *out_path)
 {
@@ -185,7 +312,10 @@ run_once(enum variant v, int file, off_t size, const char *out_path)
 
 		if (c < 0)
 			fail("accept");
-		send_all(c, file, size, v < STOR_RECV ? v : RETR_PLAIN);
+		if (v == STOR_RECV || v == STOR_SPLICE)
+			send_mem(c, size);
+		else
+			send_all(c, file, size, v < STOR_RECV ? v : RETR_PLAIN);
 		close(c);
 		_exit(0);
 	}
@@ -199,7 +329,7 @@ run_once(enum variant v, int file, off_t size, const char *out_path)
 	t0 = now_s();
 	if (sock < 0 || connect(sock, (struct sockaddr *)&a, sizeof(a)) != 0)
 		fail("connect");
-	if (v == STOR_SPLICE)
+	if (v == STOR_SPLICE || v == STOR_SPLICE_ZC)
 		got = recv_splice(sock, out);
 	else
 		got = recv_write(sock, out);
@@ -209,6 +339,8 @@ run_once(enum variant v, int file, off_t size, const char *out_path)
 	close(sock);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		exit(2);
+	if (send_secs > 0 && got > 0)
+		size = got;
 	if (got != size) {
 		fprintf(stderr, "rawlimit: %s moved %lld of %lld bytes\n", variant_name[v],
 			(long long)got, (long long)size);
@@ -233,11 +365,16 @@ run(int first, int last, int file, off_t size, const char *out, int reps)
 
 	for (i = 0; i < reps; i++)
 		for (v = first; v <= last; v++)
-			r[v][i] = run_once((enum variant)v, file, size, out);
+			r[v][i] = v < STOR_RECV ? run_retr((enum variant)v, file, size)
+				: run_once((enum variant)v, file, size, out);
 	for (v = first; v <= last; v++) {
 		qsort(r[v], (size_t)reps, sizeof(double), cmp_double);
-		printf("RAW %s %s %.1f MB/s\n", v < STOR_RECV ? "retr" : "stor", variant_name[v],
-		       r[v][reps / 2]);
+		if (v >= STOR_RECV && send_secs > 0)
+			printf("RAW stor-%gs %s %.1f MB/s\n", send_secs, variant_name[v],
+			       r[v][reps / 2]);
+		else
+			printf("RAW %s %s %.1f MB/s\n", v < STOR_RECV ? "retr" : "stor",
+			       variant_name[v], r[v][reps / 2]);
 	}
 }
 
@@ -245,7 +382,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: rawlimit retr FILE [-r REPS]\n"
-		"       rawlimit stor DIR SIZE [-r REPS]\n");
+		"       rawlimit stor DIR SIZE|SECSs [-r REPS]\n");
 	exit(2);
 }
 
@@ -286,23 +423,32 @@ main(int argc, char **argv)
 		file = open(argv[2], O_RDONLY | O_CLOEXEC);
 		if (file < 0 || fstat(file, &st) != 0)
 			fail(argv[2]);
-		run(RETR_PLAIN, RETR_CORK_LOWAT, file, st.st_size, NULL, reps);
+		run(RETR_PLAIN, RETR_CORK_LOWAT_NB, file, st.st_size, NULL, reps);
 	} else if (strcmp(argv[1], "stor") == 0) {
 		char src[4096], dst[4096];
-		off_t size = parse_size(argv[3]);
-		static char block[MIB];
-		off_t left;
+		size_t len = strlen(argv[3]);
+		off_t size, left;
+
+		if (len > 1 && argv[3][len - 1] == 's') {
+			/* The zero-copy sender loops over a 64 MiB file. */
+			send_secs = atof(argv[3]);
+			if (!(send_secs > 0 && send_secs <= 60))
+				usage();
+			size = 64 * (off_t)MIB;
+		} else {
+			size = parse_size(argv[3]);
+		}
 
 		snprintf(src, sizeof(src), "%s/rawlimit.src.%d", argv[2], (int)getpid());
 		snprintf(dst, sizeof(dst), "%s/rawlimit.dst.%d", argv[2], (int)getpid());
 		file = open(src, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (file < 0)
 			fail(src);
-		memset(block, 'x', sizeof(block));
+		memset(mem_block, 'x', sizeof(mem_block));
 		for (left = size; left > 0; left -= MIB)
-			if (write(file, block, left < MIB ? (size_t)left : MIB) < 0)
+			if (write(file, mem_block, left < MIB ? (size_t)left : MIB) < 0)
 				fail("write");
-		run(STOR_RECV, STOR_SPLICE, file, size, dst, reps);
+		run(STOR_RECV, STOR_SPLICE_ZC, file, size, dst, reps);
 		unlink(src);
 		unlink(dst);
 	} else {

@@ -165,3 +165,29 @@ def test_suite_over_implicit_ftps(make_server):
     rc, out = _run(["suite", "-h", twhelpers.HOST, "-P", str(srv.port), "-u", "alice",
                     "-p", PASSWORDS["alice"], "-n", "1", "-b", "login", "-t", "10"])
     assert rc != 0 and "FAIL" in out, out
+
+
+RAWLIMIT = os.path.join(os.path.dirname(twhelpers.TWINFTPD), "bench", "rawlimit")
+
+
+def test_rawlimit_every_variant(tmp_path):
+    """bench/rawlimit, the limit bench/compare puts beside the one-stream
+    figures: every variant moves its bytes (it exits 2 on a short
+    transfer) and prints a rate; the 1 s upload mode too."""
+    assert os.access(RAWLIMIT, os.X_OK), "rawlimit not built: %s" % RAWLIMIT
+    src = tmp_path / "src.bin"
+    src.write_bytes(os.urandom(1 << 20))
+    out = ""
+    for args in (["retr", str(src), "-r", "1"], ["stor", str(tmp_path), "1M", "-r", "1"],
+                 ["stor", str(tmp_path), "0.2s", "-r", "1"]):
+        r = subprocess.run([RAWLIMIT] + args, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        out += r.stdout
+    got = re.findall(r"^RAW (\S+) (\S+) ([0-9.]+) MB/s$", out, re.M)
+    assert sorted((k, v) for k, v, _ in got) == sorted(
+        [("retr", x) for x in ("sendfile", "sendfile+nodelay", "sendfile+cork",
+                               "sendfile+cork+lowat", "sendfile+cork+lowat+nonblock")] +
+        [(k, x) for k in ("stor", "stor-0.2s") for x in ("recv+write", "splice",
+                                                          "splice+zc-sender")]), out
+    assert all(float(rate) > 0 for _, _, rate in got), out
+    assert sorted(os.listdir(tmp_path)) == ["src.bin"], "rawlimit left files behind"
