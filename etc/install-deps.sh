@@ -8,7 +8,8 @@ libssl-dev libpam-modules python3 python3-pytest lftp curl \
 libpam-wrapper libnss-wrapper iproute2 procps openssl python3-cryptography \
 systemd openbsd-inetd libwrap0 libtirpc3 logrotate vsftpd fail2ban \
 python3-pyftpdlib python3-openssl haproxy libpam-pwdfile clang strace \
-build-essential debhelper dpkg-dev lintian libcrypt-dev"
+build-essential debhelper dpkg-dev lintian libcrypt-dev \
+busybox ncftp tnftp wget wput"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -1,4 +1,6 @@
-"""Real clients: lftp mirror both ways, curl download/upload/listing."""
+"""Real clients: lftp mirror both ways, curl download/upload/listing, and
+the other command-line clients Debian ships: busybox ftpget/ftpput,
+ncftpget/ncftpput, wget (one file and recursive), wput, tnftp."""
 
 import os
 import random
@@ -156,3 +158,86 @@ def test_curl_resume(server, tmp_path):
     r = _curl("-C", "-", "-T", str(src), server.url("u.bin"))
     assert r.returncode == 0, r.stderr
     assert sha256(server.read("u.bin")) == sha256(data)
+
+
+# -- the other command-line clients of Debian -------------------------------
+
+def _pair(tmp_path, size=2 * 1024 * 1024 + 3):
+    data = os.urandom(size)
+    src = tmp_path / "src.bin"
+    src.write_bytes(data)
+    return data, src
+
+
+def test_busybox_ftpget_ftpput(server, tmp_path):
+    data, src = _pair(tmp_path)
+    server.put("bb.bin", data)
+    auth = ["-u", "alice", "-p", PASSWORDS["alice"], "-P", str(server.port), HOST]
+    r = run(["busybox", "ftpget"] + auth + [str(tmp_path / "got.bin"), "bb.bin"])
+    assert r.returncode == 0, r.stderr
+    assert sha256_file(str(tmp_path / "got.bin")) == sha256(data)
+    server.mkdir("bbup")
+    r = run(["busybox", "ftpput"] + auth + ["bbup/put.bin", str(src)])
+    assert r.returncode == 0, r.stderr
+    assert sha256(server.read("bbup/put.bin")) == sha256(data)
+
+
+def test_ncftpget_ncftpput(server, tmp_path):
+    data, src = _pair(tmp_path)
+    server.put("nc.bin", data)
+    auth = ["-u", "alice", "-p", PASSWORDS["alice"], "-P", str(server.port), "-t", "30"]
+    out = tmp_path / "out"
+    out.mkdir()
+    r = run(["ncftpget", "-V"] + auth + [HOST, str(out), "/nc.bin"], cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sha256_file(str(out / "nc.bin")) == sha256(data)
+    server.mkdir("ncup")
+    r = run(["ncftpput", "-V"] + auth + [HOST, "/ncup", str(src)], cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sha256(server.read("ncup/src.bin")) == sha256(data)
+
+
+def test_wget_file_and_recursive(server, tmp_path):
+    data, _ = _pair(tmp_path)
+    server.put("w/one.bin", data)
+    server.put("w/sub/two.txt", b"two\n")
+    url = "ftp://alice:%s@%s:%d/w/" % (PASSWORDS["alice"], HOST, server.port)
+    r = run(["wget", "-q", "-O", str(tmp_path / "one.bin"), url + "one.bin"])
+    assert r.returncode == 0, r.stderr
+    assert sha256_file(str(tmp_path / "one.bin")) == sha256(data)
+    r = run(["wget", "-q", "-r", "-nH", "-P", str(tmp_path / "mirror"), url],
+            cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert sha256_file(str(tmp_path / "mirror" / "w" / "one.bin")) == sha256(data)
+    assert (tmp_path / "mirror" / "w" / "sub" / "two.txt").read_bytes() == b"two\n"
+
+
+def test_wput(server, tmp_path):
+    data, src = _pair(tmp_path)
+    r = run(["wput", "-q", "--basename=%s/" % tmp_path, str(src),
+             "ftp://alice:%s@%s:%d/wp/" % (PASSWORDS["alice"], HOST, server.port)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sha256(server.read("wp/src.bin")) == sha256(data)
+
+
+@pytest.mark.parametrize("passive", ["on", "off"])
+def test_tnftp_session(server, tmp_path, passive):
+    """NetBSD's ftp (tnftp), scripted as a person types: listing, get,
+    put, mkdir, size, modtime, rename, delete, rmdir."""
+    data, src = _pair(tmp_path)
+    server.put("tn.bin", data)
+    script = "\n".join([
+        "user alice %s" % PASSWORDS["alice"], "passive %s" % passive, "binary", "ls",
+        "get tn.bin got.bin", "mkdir tdir", "cd tdir", "put src.bin up.bin", "size up.bin",
+        "modtime up.bin", "rename up.bin moved.bin", "ls", "delete moved.bin", "cd ..",
+        "rmdir tdir", "bye", ""])
+    r = run(["tnftp", "-n", "-v", HOST, str(server.port)], input=script.encode(),
+            cwd=str(tmp_path))
+    out = r.stdout.decode(errors="replace")
+    assert r.returncode == 0, out + r.stderr.decode(errors="replace")
+    assert sha256_file(str(tmp_path / "got.bin")) == sha256(data)
+    assert "tn.bin" in out and "moved.bin" in out, out
+    assert "up.bin\t%d" % len(data) in out, out
+    for code in ("257 ", "350 ", "250 Rename", "250 Delete", "250 Remove", "221 "):
+        assert code in out, (code, out)
+    assert not os.path.exists(server.path("tdir"))
