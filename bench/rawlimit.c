@@ -109,6 +109,37 @@ setopt(int fd, int opt, int val)
 		fail("setsockopt");
 }
 
+/* Waits until sock is ready for events (a non-blocking end's EAGAIN). */
+static void
+wait_for(int sock, short events)
+{
+	struct pollfd pfd = { .fd = sock, .events = events };
+
+	(void)poll(&pfd, 1, -1);
+}
+
+/* A socket connected to a. */
+static int
+connect_to(const struct sockaddr_in *a)
+{
+	int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (sock < 0 || connect(sock, (const struct sockaddr *)a, sizeof(*a)) != 0)
+		fail("connect");
+	return sock;
+}
+
+/* Exits 2 unless variant v's transfer moved all size bytes. */
+static void
+check_moved(enum variant v, off_t got, off_t size)
+{
+	if (got != size) {
+		fprintf(stderr, "rawlimit: %s moved %lld of %lld bytes\n", variant_name[v],
+			(long long)got, (long long)size);
+		exit(2);
+	}
+}
+
 /*
  * The STOR sender's buffer, filled before the senders fork: a warm
  * buffer, as in a client that has sent before (the first touch of 1 MiB,
@@ -118,8 +149,6 @@ static char mem_block[MIB];
 
 /* SECSs: the STOR senders send for this long instead of SIZE bytes. */
 static double send_secs;
-
-static double now_s(void);
 
 /* The STOR sender of an FTP client: size bytes (or send_secs) from memory. */
 static void
@@ -147,12 +176,13 @@ send_all(int sock, int file, off_t size, enum variant v)
 {
 	off_t off = 0;
 	double end = now_s() + send_secs;
+	int cork = v == RETR_CORK || v == RETR_CORK_LOWAT || v == RETR_CORK_LOWAT_NB;
 
 	if (v == RETR_NODELAY)
 		setopt(sock, TCP_NODELAY, 1);
 	if (v == RETR_CORK_LOWAT || v == RETR_CORK_LOWAT_NB)
 		setopt(sock, TCP_NOTSENT_LOWAT, NOTSENT_LOWAT);
-	if (v == RETR_CORK || v == RETR_CORK_LOWAT || v == RETR_CORK_LOWAT_NB)
+	if (cork)
 		setopt(sock, TCP_CORK, 1);
 	if (v == RETR_CORK_LOWAT_NB && fcntl(sock, F_SETFL, O_NONBLOCK) != 0)
 		fail("fcntl");
@@ -162,9 +192,7 @@ send_all(int sock, int file, off_t size, enum variant v)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
-			struct pollfd pfd = { .fd = sock, .events = POLLOUT };
-
-			(void)poll(&pfd, 1, -1);
+			wait_for(sock, POLLOUT);
 			continue;
 		}
 		if (n <= 0)
@@ -172,7 +200,7 @@ send_all(int sock, int file, off_t size, enum variant v)
 		if (off == size && send_secs > 0 && now_s() < end)
 			off = 0;
 	}
-	if (v == RETR_CORK || v == RETR_CORK_LOWAT || v == RETR_CORK_LOWAT_NB)
+	if (cork)
 		setopt(sock, TCP_CORK, 0);
 }
 
@@ -189,9 +217,7 @@ recv_write(int sock, int out)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
-			struct pollfd pfd = { .fd = sock, .events = POLLIN };
-
-			(void)poll(&pfd, 1, -1);
+			wait_for(sock, POLLIN);
 			continue;
 		}
 		if (n < 0)
@@ -269,26 +295,17 @@ run_retr(enum variant v, int file, off_t size)
 		double t0;
 		off_t got;
 
-		sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (sock < 0 || connect(sock, (struct sockaddr *)&a, sizeof(a)) != 0)
-			fail("connect");
+		sock = connect_to(&a);
 		t0 = now_s();
 		if (send(sock, "g", 1, MSG_NOSIGNAL) != 1)
 			fail("send");
 		got = recv_write(sock, -1);
 		timed += now_s() - t0;
 		close(sock);
-		if (got != size) {
-			fprintf(stderr, "rawlimit: %s moved %lld of %lld bytes\n", variant_name[v],
-				(long long)got, (long long)size);
-			exit(2);
-		}
+		check_moved(v, got, size);
 		n++;
 	}
-	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (sock < 0 || connect(sock, (struct sockaddr *)&a, sizeof(a)) != 0)
-		fail("connect");
-	close(sock);
+	close(connect_to(&a));
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		exit(2);
 	return (double)size * n / 1e6 / timed;
@@ -341,11 +358,7 @@ run_once(enum variant v, int file, off_t size, const char *out_path)
 		exit(2);
 	if (send_secs > 0 && got > 0)
 		size = got;
-	if (got != size) {
-		fprintf(stderr, "rawlimit: %s moved %lld of %lld bytes\n", variant_name[v],
-			(long long)got, (long long)size);
-		exit(2);
-	}
+	check_moved(v, got, size);
 	return (double)size / 1e6 / t;
 }
 

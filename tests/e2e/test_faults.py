@@ -220,18 +220,6 @@ def test_kill_listener(make_server):
 
 # ------------------------------------------------------------ SIGSTOP
 
-def _pause(pids):
-    """SIGSTOP each of pids, wait until it is stopped, SIGCONT it: what a
-    debugger's attach, kill -STOP or the cgroup freezer does. A process
-    that slept in a poll with a timeout goes on through restart_syscall,
-    which its seccomp filter must allow."""
-    for p in pids:
-        os.kill(p, signal.SIGSTOP)
-        wait_until(lambda: (twhelpers.proc_stat(p) or (0, "T"))[1] in "Tt" or None, 10,
-                   what="process %d to stop" % p)
-        os.kill(p, signal.SIGCONT)
-
-
 def _no_seccomp_death(s):
     assert "killed by seccomp" not in s.log_text(), s.log_text()
 
@@ -242,7 +230,7 @@ def test_paused_prelogin_session_and_listener_go_on(two):
     mon = _session_of(s, c)
     procs = _procs(s, mon)
     assert len(procs) == 3, procs       # monitor, pre-login worker, spare
-    _pause([s.pid] + [p for p, _ in procs])
+    twhelpers.pause_processes([s.pid] + [p for p, _ in procs])
     c.login("alice", PASSWORDS["alice"])
     assert c.cmd("NOOP")[0] == 200
     assert alive(*procs[0])             # the same monitor: no new session
@@ -255,7 +243,7 @@ def test_paused_prelogin_session_and_listener_go_on(two):
 def test_paused_logged_in_session_goes_on(two):
     s, by = two
     f, mon, procs, w = _alice(s)
-    _pause([p for p, _ in procs])
+    twhelpers.pause_processes([p for p, _ in procs])
     _bystander_works(s, f)
     assert all(alive(p, t) for p, t in procs), procs
     f.quit()

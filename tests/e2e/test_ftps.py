@@ -11,7 +11,6 @@ import ipaddress
 import os
 import re
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -25,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
 from twhelpers import (HOST, PASSWORDS, TIMEOUT, TWINFTPD, USERS, ReuseFTP_TLS, children,
-                       client_context, code, free_ports, proc_ids, proc_stat, recv_all, sha256,
+                       client_context, code, free_ports, pause_processes, proc_ids, recv_all, sha256,
                        sha256_file, wait_until, write_random)
 
 MB = 1 << 20
@@ -730,11 +729,7 @@ def test_paused_tls_session_goes_on(make_server, certs):
     data = put_file(s, "paused.bin", 300000)
     f = ftps(s)
     procs = session_roles(s, f.sock.getsockname()[1])
-    for p in procs:
-        os.kill(p, signal.SIGSTOP)
-        wait_until(lambda: (proc_stat(p) or (0, "T"))[1] in "Tt" or None, 10,
-                   what="process %d to stop" % p)
-        os.kill(p, signal.SIGCONT)
+    pause_processes(procs)
     got = io.BytesIO()
     f.retrbinary("RETR paused.bin", got.write)
     assert got.getvalue() == data
