@@ -65,13 +65,38 @@
 #define MS_PER_S 1000LL
 
 /*
- * TCP_NOTSENT_LOWAT of data connections: a sender is woken when less
- * than this is left unsent. 128 KB keeps a fast stream's queue full
- * (loopback at several GB/s drains it in tens of microseconds, and the
- * sendfile loop refills it per wake-up) while a slow reader's
- * connection holds little more than its receive window.
+ * The send queue of a data connection. TCP_NOTSENT_LOWAT is the mark:
+ * the sender is woken when less than half of it is unsent, and the
+ * kernel takes no more while the mark is reached.
+ *
+ * A connection starts lean: a 16 KB mark (RETR corks as ever). When a
+ * wait for room takes LEAN_SLOW_MS (a reader that keeps up makes room in
+ * microseconds on a LAN), the reader is slow: an 8 KB mark, sends of at
+ * most SLOW_CHUNK one at a time (xfer_slow_room), no cork, TCP_NODELAY.
+ * Such a client finds about 12 KB parked for it beside its own receive
+ * window, where a 128 KB mark left 156 KB (bench/RESULTS.md, robots at
+ * 3,600 B/s); the window it has in hand lasts it far longer than the
+ * sender takes to wake up. The cork has to go then: a partial segment it
+ * holds back at half the mark or more keeps the socket from being
+ * writable (a loopback segment is 64 KB), which is also why a lean wait
+ * ends after LEAN_SLOW_MS whatever happens.
+ *
+ * Once the transfer has moved LEAN_BYTES at LEAN_RATE or faster, the
+ * client keeps up: the mark is 128 KB, which keeps a fast stream's queue
+ * full (loopback at several GB/s drains it in tens of microseconds, and
+ * the sendfile loop refills it per wake-up) and is more than two loopback
+ * segments, so that the cork can stay. LEAN_BYTES is more than a stalled
+ * reader takes in at once: its receive window (128 KB by default, which
+ * a reader that does not keep up never grows) plus the lean queue and
+ * one send past it.
  */
+#define DATA_LEAN_LOWAT (16 * 1024)
 #define DATA_NOTSENT_LOWAT (128 * 1024)
+#define LEAN_SLOW_MS 20
+#define SLOW_LOWAT (8 * 1024)
+#define SLOW_CHUNK ((size_t)8 * 1024)
+#define LEAN_BYTES (256ULL * 1024)
+#define LEAN_RATE (1024ULL * 1024)	/* bytes per second */
 
 /*
  * A paced transfer pauses at least this often per second of data (its
@@ -114,6 +139,12 @@ xfer_poll(struct xfer *x, short events, long long until_ms)
 			}
 			ms = deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now);
 		}
+		if (!pausing && x->wake_ms > 0) {
+			if (now >= x->wake_ms)
+				return XFER_OK;
+			if (ms < 0 || x->wake_ms - now < ms)
+				ms = (int)(x->wake_ms - now);
+		}
 		if (x->watch_ctrl && !watch && (ms < 0 || ms > CTRL_WATCH_SLICE_MS))
 			ms = CTRL_WATCH_SLICE_MS;
 		rc = poll(p, watch ? 2 : 1, ms);
@@ -143,10 +174,77 @@ xfer_poll(struct xfer *x, short events, long long until_ms)
 	}
 }
 
+/*
+ * A lean data connection whose client has kept up: the full queue, Nagle
+ * again (TLS keeps TCP_NODELAY, xfer_open), and the cork where the sender
+ * wants one.
+ */
+static void
+xfer_unlean(struct xfer *x)
+{
+	int lowat = DATA_NOTSENT_LOWAT, zero = 0, one = 1;
+	long long ms;
+
+	if (x->lean == XFER_FULL || x->bytes < LEAN_BYTES)
+		return;
+	ms = tw_mono_ms() - x->start_ms;
+	if (x->bytes < LEAN_RATE * (unsigned long long)(ms > 0 ? ms : 0) / MS_PER_S)
+		return;
+	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) != 0)
+		worker_log(x->s, "data connection: TCP_NOTSENT_LOWAT: %s", strerror(errno));
+	if (x->lean == XFER_LEAN_SLOW && x->ssl == NULL)
+		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof(zero));
+	if (x->lean == XFER_LEAN_SLOW && x->cork)
+		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &one, sizeof(one));
+	x->lean = XFER_FULL;
+}
+
+/* A lean data connection whose client reads slowly. */
+static void
+xfer_slow(struct xfer *x)
+{
+	int zero = 0, one = 1, lowat = SLOW_LOWAT;
+
+	x->lean = XFER_LEAN_SLOW;
+	(void)setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
+	/* Uncorking sends what the cork held back. */
+	if (x->cork)
+		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &zero, sizeof(zero));
+	(void)setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/*
+ * A send that must wait: the mark decides when it may go on. A lean
+ * connection waits at most LEAN_SLOW_MS before it is found slow.
+ */
 static enum xfer_status
 xfer_wait(struct xfer *x, short events)
 {
-	return xfer_poll(x, events, -1);
+	enum xfer_status w;
+
+	if (events & POLLOUT)
+		xfer_unlean(x);
+	if (!(events & POLLOUT) || x->lean != XFER_LEAN)
+		return xfer_poll(x, events, -1);
+	x->wake_ms = tw_mono_ms() + LEAN_SLOW_MS;
+	w = xfer_poll(x, events, -1);
+	if (w == XFER_OK && tw_mono_ms() >= x->wake_ms)
+		xfer_slow(x);
+	x->wake_ms = 0;
+	return w;
+}
+
+/*
+ * Between two sends to a slow reader: room for the next one. The
+ * kernel checks the mark only when a send needs a new buffer; while
+ * the window is shut, send after send would grow the last one (up to
+ * 64 KB on loopback) past it. Waiting for the socket to be writable
+ * (less than half the mark unsent) keeps the queue at a send and a half.
+ */
+static enum xfer_status
+xfer_slow_room(struct xfer *x)
+{
+	return x->lean == XFER_LEAN_SLOW ? xfer_wait(x, POLLOUT) : XFER_OK;
 }
 
 unsigned
@@ -323,13 +421,18 @@ xfer_write_all(struct xfer *x, const char *buf, size_t len)
 	if (x->ssl != NULL)
 		return xfer_tls_write_all(x, buf, len);
 	while (len > 0) {
-		ssize_t n = send(x->fd, buf, len, MSG_NOSIGNAL);
+		size_t want = x->lean == XFER_LEAN_SLOW && len > SLOW_CHUNK ? SLOW_CHUNK : len;
+		ssize_t n = send(x->fd, buf, want, MSG_NOSIGNAL);
 		enum xfer_status w;
 
 		if (n > 0) {
 			buf += n;
 			len -= (size_t)n;
 			x->bytes += (unsigned long long)n;
+			xfer_unlean(x);
+			w = len > 0 ? xfer_slow_room(x) : XFER_OK;
+			if (w != XFER_OK)
+				return w;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -576,7 +679,9 @@ recv_file(struct xfer *x, int file)
 static void
 xfer_cork(struct xfer *x, int on)
 {
-	(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+	x->cork = on;
+	if (x->lean != XFER_LEAN_SLOW || !on)
+		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
 }
 
 /* send_file's sendfile(2) calls. */
@@ -584,7 +689,8 @@ static enum xfer_status
 sendfile_loop(struct xfer *x, int file, off_t off, off_t size)
 {
 	while (off < size) {
-		size_t max = pace_chunk(x, SENDFILE_MAX_CHUNK);
+		size_t max = pace_chunk(x, x->lean == XFER_LEAN_SLOW ? SLOW_CHUNK
+						: SENDFILE_MAX_CHUNK);
 		size_t want = (size_t)(size - off) > max ? max : (size_t)(size - off);
 		off_t before = off;
 		ssize_t n = sendfile(x->fd, file, &off, want);
@@ -593,7 +699,10 @@ sendfile_loop(struct xfer *x, int file, off_t off, off_t size)
 			enum xfer_status w;
 
 			x->bytes += (unsigned long long)n;
+			xfer_unlean(x);
 			w = xfer_pace(x);
+			if (w == XFER_OK && off < size)
+				w = xfer_slow_room(x);
 			if (w != XFER_OK)
 				return w;
 			continue;
@@ -665,7 +774,7 @@ xfer_reply(struct session *s, enum xfer_status rc, const char *ok_text)
 int
 xfer_open(struct xfer *x, struct session *s)
 {
-	int one = 1, lowat = DATA_NOTSENT_LOWAT;
+	int one = 1, lowat = DATA_LEAN_LOWAT;
 
 	memset(x, 0, sizeof(*x));
 	if (data_tls_refused(s))
@@ -683,13 +792,16 @@ xfer_open(struct xfer *x, struct session *s)
 		}
 	}
 	x->watch_ctrl = 1;
+	x->lean = XFER_LEAN;
 	x->start_ms = tw_mono_ms();
 	/*
 	 * A client that reads slowly would otherwise let the kernel queue
 	 * as much as the send buffer grows to (megabytes) in every such
 	 * connection; ten thousand of them exhaust tcp_mem and the kernel
 	 * starts dropping for everybody. Only what is unsent is capped: what
-	 * is in flight is the congestion window's business.
+	 * is in flight is the congestion window's business. The queue starts
+	 * lean (DATA_LEAN_LOWAT), and xfer_unlean gives a client that keeps
+	 * up the full queue.
 	 */
 	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) != 0)
 		worker_log(s, "data connection: TCP_NOTSENT_LOWAT: %s", strerror(errno));

@@ -7,6 +7,7 @@ import os
 import select
 import struct
 import socket
+import subprocess
 import threading
 import time
 
@@ -447,6 +448,64 @@ def test_stalled_transfer_timeout(make_server):
     finally:
         conn.close()
         f.close()
+
+
+def _server_send_queue(conn):
+    """Bytes the server's end of the data connection conn holds for it to
+    send or to see acknowledged (`ss` skmem w), or None if not found."""
+    me, peer = conn.getsockname()[1], conn.getpeername()[1]
+    out = subprocess.run(["ss", "-tmnH", "state", "established",
+                          "( sport = :%d and dport = :%d )" % (peer, me)],
+                         capture_output=True, text=True, timeout=10).stdout
+    i = out.find("skmem:(")
+    if i < 0:
+        return None
+    for item in out[i + 7:out.index(")", i)].split(","):
+        if item.startswith("w") and item[1:].isdigit():
+            return int(item[1:])
+    return None
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("mode", ["I", "A"])
+def test_client_that_stops_reading_is_sent_little_then_all(make_server, mode):
+    """A client that stops reading has its receive window filled and
+    little more queued for it on the server (it used to be the 128 KB
+    low-water mark and a 64 KB buffer past it: 10,000 such robots put the
+    machine in TCP memory pressure). When it reads again, slowly and then
+    fast, the file arrives whole: the slow mode's uncorking and the
+    return to the full queue lose nothing and never stall. TYPE A takes
+    the buffered path (xfer_write_all)."""
+    s = make_server({"ascii_download_enable": True})
+    rnd = os.urandom(4 * MB)
+    body = bytes(0x41 + b % 26 for b in rnd)    # letters: ASCII mode leaves them as they are
+    s.put("queue.bin", body)
+    f = s.ftp("alice")
+    f.sendcmd("TYPE " + mode)
+    conn, pre = open_data(f, "RETR queue.bin")
+    assert code(pre) == 150
+    got = bytearray()
+    try:
+        conn.settimeout(30)
+        # Not reading: the server finds the reader slow within 20 ms.
+        queued = wait_until(lambda: _server_send_queue(conn), timeout=5)
+        time.sleep(1.0)
+        queued = _server_send_queue(conn)
+        assert queued is not None and queued <= 64 * 1024, queued
+        # Slowly for a while, then as fast as it comes.
+        for _ in range(40):
+            got += conn.recv(8192)
+            time.sleep(0.005)
+        while True:
+            b = conn.recv(1 << 20)
+            if not b:
+                break
+            got += b
+    finally:
+        conn.close()
+    assert code(f.voidresp()) == 226
+    assert len(got) == len(body) and sha256(bytes(got)) == sha256(body)
+    f.close()
 
 
 def test_port_to_closed_port(server):
