@@ -112,7 +112,7 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(close), SC_ALLOW, 0 },
 	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },
 	{ SCMP_SYS(getpeername), SC_ALLOW, 0 },	/* the pre-login worker's client (worker.c) */
-	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },	/* unused: SO_ERROR of a PORT connect that did not complete at once (datasock.c), a matter of timing */
+	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },	/* unused: TCP_INFO of a slow reader's data connection (tcpwin.c), SO_ERROR of a PORT connect that did not complete at once (datasock.c): matters of timing */
 	{ SCMP_SYS(setsockopt), SC_SOCKOPT, 0 },
 	{ SCMP_SYS(fcntl), SC_FCNTL, 0 },	/* O_NONBLOCK, FD_CLOEXEC */
 	{ SCMP_SYS(fcntl64), SC_FCNTL, 0 },

@@ -30,6 +30,7 @@
 #include "src/data.h"
 #include "src/proto/ascii.h"
 #include "src/proto/namefilter.h"
+#include "src/tcpwin.h"
 #include "src/tls.h"
 #include "src/worker.h"
 
@@ -71,15 +72,16 @@
  *
  * A connection starts lean: a 16 KB mark (RETR corks as ever). When a
  * wait for room takes LEAN_SLOW_MS (a reader that keeps up makes room in
- * microseconds on a LAN), the reader is slow: an 8 KB mark, sends of at
- * most SLOW_CHUNK one at a time (xfer_slow_room), no cork, TCP_NODELAY.
- * Such a client finds about 12 KB parked for it beside its own receive
- * window, where a 128 KB mark left 156 KB (bench/RESULTS.md, robots at
- * 3,600 B/s); the window it has in hand lasts it far longer than the
- * sender takes to wake up. The cork has to go then: a partial segment it
- * holds back at half the mark or more keeps the socket from being
- * writable (a loopback segment is 64 KB), which is also why a lean wait
- * ends after LEAN_SLOW_MS whatever happens.
+ * microseconds on a LAN), the reader is slow: an 8 KB mark, no cork,
+ * TCP_NODELAY, and one send at a time (xfer_slow_room) of what its
+ * window takes plus SLOW_CHUNK (slow_send_size). Such a client finds
+ * about 9 KB parked for it beside its own receive window, where a 128 KB
+ * mark left 156 KB (bench/RESULTS.md, robots at 3,600 B/s); the window
+ * it has in hand lasts it far longer than the sender takes to wake up.
+ * The cork has to go then: a partial segment it holds back at half the
+ * mark or more keeps the socket from being writable (a loopback segment
+ * is 64 KB), which is also why a lean wait ends after LEAN_SLOW_MS
+ * whatever happens.
  *
  * Once the transfer has moved LEAN_BYTES at LEAN_RATE or faster, the
  * client keeps up: the mark is 128 KB, which keeps a fast stream's queue
@@ -95,6 +97,7 @@
 #define LEAN_SLOW_MS 20
 #define SLOW_LOWAT (8 * 1024)
 #define SLOW_CHUNK ((size_t)8 * 1024)
+#define SLOW_ROOM_MAX (4LL * 1024 * 1024)
 #define LEAN_BYTES (256ULL * 1024)
 #define LEAN_RATE (1024ULL * 1024)	/* bytes per second */
 
@@ -245,6 +248,24 @@ static enum xfer_status
 xfer_slow_room(struct xfer *x)
 {
 	return x->lean == XFER_LEAN_SLOW ? xfer_wait(x, POLLOUT) : XFER_OK;
+}
+
+/*
+ * A slow reader's next send: what its window takes now, and SLOW_CHUNK
+ * more to wait unsent for the window's next opening (the socket is
+ * writable again once half of that has gone). Sending SLOW_CHUNK alone
+ * would make the reader's kernel take 8 KB for the segment size and open
+ * its window, waking the sender, every 8 KB it reads: at 10,000 robots
+ * that was thousands of wake-ups a second, and logins took twice as long.
+ */
+static size_t
+slow_send_size(const struct xfer *x)
+{
+	long long room = tw_tcp_window_room(x->fd);
+
+	if (room < 0)
+		return SLOW_CHUNK;
+	return (size_t)(room < SLOW_ROOM_MAX ? room : SLOW_ROOM_MAX) + SLOW_CHUNK;
 }
 
 unsigned
@@ -421,7 +442,8 @@ xfer_write_all(struct xfer *x, const char *buf, size_t len)
 	if (x->ssl != NULL)
 		return xfer_tls_write_all(x, buf, len);
 	while (len > 0) {
-		size_t want = x->lean == XFER_LEAN_SLOW && len > SLOW_CHUNK ? SLOW_CHUNK : len;
+		size_t slow = x->lean == XFER_LEAN_SLOW ? slow_send_size(x) : len;
+		size_t want = len > slow ? slow : len;
 		ssize_t n = send(x->fd, buf, want, MSG_NOSIGNAL);
 		enum xfer_status w;
 
@@ -689,7 +711,7 @@ static enum xfer_status
 sendfile_loop(struct xfer *x, int file, off_t off, off_t size)
 {
 	while (off < size) {
-		size_t max = pace_chunk(x, x->lean == XFER_LEAN_SLOW ? SLOW_CHUNK
+		size_t max = pace_chunk(x, x->lean == XFER_LEAN_SLOW ? slow_send_size(x)
 						: SENDFILE_MAX_CHUNK);
 		size_t want = (size_t)(size - off) > max ? max : (size_t)(size - off);
 		off_t before = off;
