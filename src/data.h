@@ -66,10 +66,14 @@ struct xfer {
 	long long ctrl_retry_ms;	/* partial line seen: look again after this
 					   (CLOCK_MONOTONIC) */
 	unsigned long long bytes;	/* moved over the data connection */
-	/* The send queue (transfer.c): small until the client keeps up. */
+	/* The send queue (transfer.c): small unless the client keeps up. */
 	enum { XFER_LEAN, XFER_LEAN_SLOW, XFER_FULL } lean;
 	int cork;			/* the sender wants TCP_CORK */
-	long long wake_ms;		/* a wait for room ends then (lean) */
+	long long wake_ms;		/* a wait for room ends then ... */
+	int woke;			/* ... and did */
+	int slow_sent;			/* a slow reader's send, not yet waited for */
+	long long mark_ms;		/* the queue's state changed then ... */
+	unsigned long long mark_bytes;	/* ... when bytes was this */
 	long long start_ms;		/* the connection's opening (CLOCK_MONOTONIC) */
 	unsigned rate;			/* bytes per second at most; 0: no limit */
 	long long pace_ms;		/* the rate is averaged since then ... */

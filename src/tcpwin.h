@@ -9,7 +9,7 @@
 /*
  * Bytes the peer's advertised window has room for beyond what is in
  * flight and queued unsent, 0 if none; -1 if the kernel does not say
- * (TCP_INFO without tcpi_snd_wnd, before Linux 5.19).
+ * (TCP_INFO without tcpi_snd_wnd, before Linux 5.4).
  */
 long long tw_tcp_window_room(int fd);
 

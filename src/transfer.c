@@ -83,18 +83,26 @@
  * is 64 KB), which is also why a lean wait ends after LEAN_SLOW_MS
  * whatever happens.
  *
- * Once the transfer has moved LEAN_BYTES at LEAN_RATE or faster, the
- * client keeps up: the mark is 128 KB, which keeps a fast stream's queue
- * full (loopback at several GB/s drains it in tens of microseconds, and
- * the sendfile loop refills it per wake-up) and is more than two loopback
- * segments, so that the cork can stay. LEAN_BYTES is more than a stalled
- * reader takes in at once: its receive window (128 KB by default, which
- * a reader that does not keep up never grows) plus the lean queue and
- * one send past it.
+ * Once the transfer has moved LEAN_BYTES at LEAN_RATE or faster since
+ * its queue last changed, the client keeps up: the mark is 128 KB, which
+ * keeps a fast stream's queue full (loopback at several GB/s drains it in
+ * tens of microseconds, and the sendfile loop refills it per wake-up)
+ * and is more than two loopback segments, so that the cork can stay.
+ * LEAN_BYTES is more than a stalled reader takes in at once: its receive
+ * window (128 KB by default, which a reader that does not keep up never
+ * grows) plus the lean queue and one send past it. A full connection
+ * whose wait for room takes FULL_SLOW_MS (a client that read fast and
+ * stopped, or whose receive buffer took more than LEAN_BYTES at once)
+ * is slow from then on, until it keeps up again.
+ *
+ * TLS sends are records SSL_write must finish as they began, so a slow
+ * TLS reader gets the small mark but not the one-window sends: up to one
+ * buffer more stays queued for it.
  */
 #define DATA_LEAN_LOWAT (16 * 1024)
 #define DATA_NOTSENT_LOWAT (128 * 1024)
 #define LEAN_SLOW_MS 20
+#define FULL_SLOW_MS 200
 #define SLOW_LOWAT (8 * 1024)
 #define SLOW_CHUNK ((size_t)8 * 1024)
 #define SLOW_ROOM_MAX (4LL * 1024 * 1024)
@@ -143,8 +151,10 @@ xfer_poll(struct xfer *x, short events, long long until_ms)
 			ms = deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now);
 		}
 		if (!pausing && x->wake_ms > 0) {
-			if (now >= x->wake_ms)
+			if (now >= x->wake_ms) {
+				x->woke = 1;
 				return XFER_OK;
+			}
 			if (ms < 0 || x->wake_ms - now < ms)
 				ms = (int)(x->wake_ms - now);
 		}
@@ -177,21 +187,31 @@ xfer_poll(struct xfer *x, short events, long long until_ms)
 	}
 }
 
+/* The queue's state changes: the rate xfer_unlean looks at starts again. */
+static void
+xfer_mark(struct xfer *x, int lean)
+{
+	x->lean = lean;
+	x->mark_ms = tw_mono_ms();
+	x->mark_bytes = x->bytes;
+}
+
 /*
- * A lean data connection whose client has kept up: the full queue, Nagle
- * again (TLS keeps TCP_NODELAY, xfer_open), and the cork where the sender
- * wants one.
+ * A lean data connection whose client has kept up since the last change:
+ * the full queue, Nagle again (TLS keeps TCP_NODELAY, xfer_open), and the
+ * cork where the sender wants one.
  */
 static void
 xfer_unlean(struct xfer *x)
 {
 	int lowat = DATA_NOTSENT_LOWAT, zero = 0, one = 1;
+	unsigned long long moved = x->bytes - x->mark_bytes;
 	long long ms;
 
-	if (x->lean == XFER_FULL || x->bytes < LEAN_BYTES)
+	if (x->lean == XFER_FULL || moved < LEAN_BYTES)
 		return;
-	ms = tw_mono_ms() - x->start_ms;
-	if (x->bytes < LEAN_RATE * (unsigned long long)(ms > 0 ? ms : 0) / MS_PER_S)
+	ms = tw_mono_ms() - x->mark_ms;
+	if (moved < LEAN_RATE * (unsigned long long)(ms > 0 ? ms : 0) / MS_PER_S)
 		return;
 	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) != 0)
 		worker_log(x->s, "data connection: TCP_NOTSENT_LOWAT: %s", strerror(errno));
@@ -199,16 +219,16 @@ xfer_unlean(struct xfer *x)
 		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof(zero));
 	if (x->lean == XFER_LEAN_SLOW && x->cork)
 		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &one, sizeof(one));
-	x->lean = XFER_FULL;
+	xfer_mark(x, XFER_FULL);
 }
 
-/* A lean data connection whose client reads slowly. */
+/* A data connection whose client reads slowly. */
 static void
 xfer_slow(struct xfer *x)
 {
 	int zero = 0, one = 1, lowat = SLOW_LOWAT;
 
-	x->lean = XFER_LEAN_SLOW;
+	xfer_mark(x, XFER_LEAN_SLOW);
 	(void)setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
 	/* Uncorking sends what the cork held back. */
 	if (x->cork)
@@ -218,20 +238,24 @@ xfer_slow(struct xfer *x)
 
 /*
  * A send that must wait: the mark decides when it may go on. A lean
- * connection waits at most LEAN_SLOW_MS before it is found slow.
+ * connection waits at most LEAN_SLOW_MS, a full one FULL_SLOW_MS, before
+ * it is found slow; only the time running out says so, not a wake-up
+ * that came late.
  */
 static enum xfer_status
 xfer_wait(struct xfer *x, short events)
 {
 	enum xfer_status w;
 
+	x->slow_sent = 0;
 	if (events & POLLOUT)
 		xfer_unlean(x);
-	if (!(events & POLLOUT) || x->lean != XFER_LEAN)
+	if (!(events & POLLOUT) || x->lean == XFER_LEAN_SLOW)
 		return xfer_poll(x, events, -1);
-	x->wake_ms = tw_mono_ms() + LEAN_SLOW_MS;
+	x->wake_ms = tw_mono_ms() + (x->lean == XFER_LEAN ? LEAN_SLOW_MS : FULL_SLOW_MS);
+	x->woke = 0;
 	w = xfer_poll(x, events, -1);
-	if (w == XFER_OK && tw_mono_ms() >= x->wake_ms)
+	if (w == XFER_OK && x->woke)
 		xfer_slow(x);
 	x->wake_ms = 0;
 	return w;
@@ -247,6 +271,7 @@ xfer_wait(struct xfer *x, short events)
 static enum xfer_status
 xfer_slow_room(struct xfer *x)
 {
+	x->slow_sent = 0;
 	return x->lean == XFER_LEAN_SLOW ? xfer_wait(x, POLLOUT) : XFER_OK;
 }
 
@@ -442,19 +467,22 @@ xfer_write_all(struct xfer *x, const char *buf, size_t len)
 	if (x->ssl != NULL)
 		return xfer_tls_write_all(x, buf, len);
 	while (len > 0) {
-		size_t slow = x->lean == XFER_LEAN_SLOW ? slow_send_size(x) : len;
-		size_t want = len > slow ? slow : len;
-		ssize_t n = send(x->fd, buf, want, MSG_NOSIGNAL);
+		size_t slow, want;
+		ssize_t n;
 		enum xfer_status w;
 
+		/* A slow reader's sends go one at a time: room first. */
+		if (x->slow_sent && (w = xfer_slow_room(x)) != XFER_OK)
+			return w;
+		slow = x->lean == XFER_LEAN_SLOW ? slow_send_size(x) : len;
+		want = len > slow ? slow : len;
+		n = send(x->fd, buf, want, MSG_NOSIGNAL);
 		if (n > 0) {
 			buf += n;
 			len -= (size_t)n;
 			x->bytes += (unsigned long long)n;
 			xfer_unlean(x);
-			w = len > 0 ? xfer_slow_room(x) : XFER_OK;
-			if (w != XFER_OK)
-				return w;
+			x->slow_sent = x->lean == XFER_LEAN_SLOW;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -814,8 +842,8 @@ xfer_open(struct xfer *x, struct session *s)
 		}
 	}
 	x->watch_ctrl = 1;
-	x->lean = XFER_LEAN;
 	x->start_ms = tw_mono_ms();
+	xfer_mark(x, XFER_LEAN);
 	/*
 	 * A client that reads slowly would otherwise let the kernel queue
 	 * as much as the send buffer grows to (megabytes) in every such
