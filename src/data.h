@@ -69,8 +69,7 @@ struct xfer {
 	/* The send queue (transfer.c): small unless the client keeps up. */
 	enum { XFER_LEAN, XFER_LEAN_SLOW, XFER_FULL } lean;
 	int cork;			/* the sender wants TCP_CORK */
-	long long wake_ms;		/* a wait for room ends then ... */
-	int woke;			/* ... and did */
+	long long wake_ms;		/* a wait for room ends then; 0 once it did */
 	int slow_sent;			/* a slow reader's send, not yet waited for */
 	long long mark_ms;		/* the queue's state changed then ... */
 	unsigned long long mark_bytes;	/* ... when bytes was this */

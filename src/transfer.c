@@ -152,7 +152,7 @@ xfer_poll(struct xfer *x, short events, long long until_ms)
 		}
 		if (!pausing && x->wake_ms > 0) {
 			if (now >= x->wake_ms) {
-				x->woke = 1;
+				x->wake_ms = 0;	/* the deadline passed: xfer_wait */
 				return XFER_OK;
 			}
 			if (ms < 0 || x->wake_ms - now < ms)
@@ -187,6 +187,14 @@ xfer_poll(struct xfer *x, short events, long long until_ms)
 	}
 }
 
+/* A TCP option of the data connection; a failure is logged where asked. */
+static void
+xfer_tcp_opt(struct xfer *x, int opt, int val, const char *log_as)
+{
+	if (setsockopt(x->fd, IPPROTO_TCP, opt, &val, sizeof(val)) != 0 && log_as != NULL)
+		worker_log(x->s, "data connection: %s: %s", log_as, strerror(errno));
+}
+
 /* The queue's state changes: the rate xfer_unlean looks at starts again. */
 static void
 xfer_mark(struct xfer *x, int lean)
@@ -204,7 +212,6 @@ xfer_mark(struct xfer *x, int lean)
 static void
 xfer_unlean(struct xfer *x)
 {
-	int lowat = DATA_NOTSENT_LOWAT, zero = 0, one = 1;
 	unsigned long long moved = x->bytes - x->mark_bytes;
 	long long ms;
 
@@ -213,12 +220,11 @@ xfer_unlean(struct xfer *x)
 	ms = tw_mono_ms() - x->mark_ms;
 	if (moved < LEAN_RATE * (unsigned long long)(ms > 0 ? ms : 0) / MS_PER_S)
 		return;
-	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) != 0)
-		worker_log(x->s, "data connection: TCP_NOTSENT_LOWAT: %s", strerror(errno));
+	xfer_tcp_opt(x, TCP_NOTSENT_LOWAT, DATA_NOTSENT_LOWAT, "TCP_NOTSENT_LOWAT");
 	if (x->lean == XFER_LEAN_SLOW && x->ssl == NULL)
-		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof(zero));
+		xfer_tcp_opt(x, TCP_NODELAY, 0, NULL);
 	if (x->lean == XFER_LEAN_SLOW && x->cork)
-		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &one, sizeof(one));
+		xfer_tcp_opt(x, TCP_CORK, 1, NULL);
 	xfer_mark(x, XFER_FULL);
 }
 
@@ -226,14 +232,12 @@ xfer_unlean(struct xfer *x)
 static void
 xfer_slow(struct xfer *x)
 {
-	int zero = 0, one = 1, lowat = SLOW_LOWAT;
-
 	xfer_mark(x, XFER_LEAN_SLOW);
-	(void)setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
+	xfer_tcp_opt(x, TCP_NOTSENT_LOWAT, SLOW_LOWAT, NULL);
 	/* Uncorking sends what the cork held back. */
 	if (x->cork)
-		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &zero, sizeof(zero));
-	(void)setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		xfer_tcp_opt(x, TCP_CORK, 0, NULL);
+	xfer_tcp_opt(x, TCP_NODELAY, 1, NULL);
 }
 
 /*
@@ -247,15 +251,14 @@ xfer_wait(struct xfer *x, short events)
 {
 	enum xfer_status w;
 
-	x->slow_sent = 0;
 	if (events & POLLOUT)
 		xfer_unlean(x);
 	if (!(events & POLLOUT) || x->lean == XFER_LEAN_SLOW)
 		return xfer_poll(x, events, -1);
 	x->wake_ms = tw_mono_ms() + (x->lean == XFER_LEAN ? LEAN_SLOW_MS : FULL_SLOW_MS);
-	x->woke = 0;
 	w = xfer_poll(x, events, -1);
-	if (w == XFER_OK && x->woke)
+	/* xfer_poll zeroes wake_ms when the time ran out, not otherwise. */
+	if (w == XFER_OK && x->wake_ms == 0)
 		xfer_slow(x);
 	x->wake_ms = 0;
 	return w;
@@ -731,7 +734,7 @@ xfer_cork(struct xfer *x, int on)
 {
 	x->cork = on;
 	if (x->lean != XFER_LEAN_SLOW || !on)
-		(void)setsockopt(x->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+		xfer_tcp_opt(x, TCP_CORK, on, NULL);
 }
 
 /* send_file's sendfile(2) calls. */
@@ -824,8 +827,6 @@ xfer_reply(struct session *s, enum xfer_status rc, const char *ok_text)
 int
 xfer_open(struct xfer *x, struct session *s)
 {
-	int one = 1, lowat = DATA_LEAN_LOWAT;
-
 	memset(x, 0, sizeof(*x));
 	if (data_tls_refused(s))
 		return -1;
@@ -853,8 +854,7 @@ xfer_open(struct xfer *x, struct session *s)
 	 * lean (DATA_LEAN_LOWAT), and xfer_unlean gives a client that keeps
 	 * up the full queue.
 	 */
-	if (setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) != 0)
-		worker_log(s, "data connection: TCP_NOTSENT_LOWAT: %s", strerror(errno));
+	xfer_tcp_opt(x, TCP_NOTSENT_LOWAT, DATA_LEAN_LOWAT, "TCP_NOTSENT_LOWAT");
 	/*
 	 * TLS records (the handshake, the session tickets after it, the
 	 * close_notify) go out at once, not after a delayed ACK. A clear
@@ -862,9 +862,8 @@ xfer_open(struct xfer *x, struct session *s)
 	 * by close(2), and RETR corks (send_file); with TCP_NODELAY set the
 	 * cork would not hold partial segments back.
 	 */
-	if (x->ssl != NULL &&
-	    setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
-		worker_log(s, "data connection: TCP_NODELAY: %s", strerror(errno));
+	if (x->ssl != NULL)
+		xfer_tcp_opt(x, TCP_NODELAY, 1, "TCP_NODELAY");
 	return 0;
 }
 
