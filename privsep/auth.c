@@ -359,6 +359,9 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind 
 	return 0;
 }
 
+/* Room for one getpwnam_r() entry: a name, a home, a shell, a GECOS. */
+#define AUTH_PW_BUF 16384
+
 /*
  * In the short-lived child: the whole local login. AUTH_OK = *u filled.
  * Past PAM the password was right: a user the database cannot give or
@@ -368,7 +371,10 @@ static int
 local_login(const struct tw_config *cfg, const char *user, const char *pass,
 	    const char *peer_ip, struct auth_user *u)
 {
-	struct passwd *pw = getpwnam(user);
+	static char buf[AUTH_PW_BUF];
+	struct passwd pwbuf, *pw = NULL;
+	/* Into a buffer of our own: PAM's lookups cannot overwrite it. */
+	int lookup = getpwnam_r(user, &pwbuf, buf, sizeof(buf), &pw);
 	int rc = pam_check(cfg, user, pass, peer_ip);
 
 	/* PAM runs for unknown users too, so they cost the same time. */
@@ -383,18 +389,25 @@ local_login(const struct tw_config *cfg, const char *user, const char *pass,
 		}
 		return fill_user(cfg, pw, LOGIN_GUEST, u) == 0 ? AUTH_OK : AUTH_UNAVAILABLE;
 	}
+	if (lookup != 0) {
+		tw_log(TW_LOG_ERR, "user database, user %s: %s", user, strerror(lookup));
+		return AUTH_UNAVAILABLE;
+	}
 	if (pw == NULL)
 		return AUTH_DENIED;
-	/* PAM may have reused getpwnam's static buffer: look again. */
-	pw = getpwnam(user);
-	if (pw == NULL || fill_user(cfg, pw, LOGIN_LOCAL, u) != 0)
-		return AUTH_UNAVAILABLE;
-	return AUTH_OK;
+	return fill_user(cfg, pw, LOGIN_LOCAL, u) == 0 ? AUTH_OK : AUTH_UNAVAILABLE;
 }
 
-/* The PAM child's exit status for each result (0 is AUTH_OK). */
-#define CHILD_EXIT_DENIED 1
-#define CHILD_EXIT_UNAVAILABLE 2
+/*
+ * The PAM child's one answer. Its SIGSYS report (below) is shorter, and a
+ * child that died before answering wrote nothing else.
+ */
+struct auth_answer {
+	struct auth_user u;	/* with AUTH_OK only */
+	int32_t result;		/* enum auth_result */
+};
+_Static_assert(sizeof(struct auth_answer) == sizeof(struct auth_user) + sizeof(int32_t),
+	       "the monitor reads the answer's two parts back to back");
 
 /*
  * A PAM or NSS module that makes a call outside the monitor's policy kills
@@ -450,17 +463,39 @@ auth_child_died(const char *user, int status, const void *buf, ssize_t n)
 	       WTERMSIG(status), strsignal(WTERMSIG(status)));
 }
 
+/* len bytes, or what came before the end of the pipe. */
+static size_t
+read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
 /*
- * The user database (NSS modules) and PAM are large and keep state: they
- * run in a child that reports the result as one fixed-size struct over a
- * pipe, so the long-lived monitor never loads them.
+ * The user database (NSS modules) and PAM are large and keep state:
+ * they run in a child that reports the result as one fixed-size record
+ * over a pipe, so the long-lived monitor never loads them. The child
+ * exits right after it; the caller reaps it once the answer has gone
+ * on (*child), so the client does not wait for an address space to be
+ * torn down.
  */
 static int
 local_login_in_child(const struct tw_config *cfg, const char *user, const char *pass,
-		     const char *peer_ip, struct auth_user *u)
+		     const char *peer_ip, struct auth_user *u, pid_t *child)
 {
 	int p[2], status;
-	ssize_t n;
+	int32_t result = AUTH_UNAVAILABLE;
+	size_t n;
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) != 0) {
@@ -475,6 +510,9 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 		return AUTH_UNAVAILABLE;
 	}
 	if (pid == 0) {
+		/* The child's own memory: the monitor never touches it. */
+		static struct auth_answer a;
+
 		close(p[0]);
 		auth_report_fd = p[1];
 		auth_report_pid = getpid();
@@ -499,48 +537,47 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 			if (sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
 				(void)!nice(10);
 		}
-		switch (local_login(cfg, user, pass, peer_ip, u)) {
-		case AUTH_OK:
-			break;
-		case AUTH_DENIED:
-			_exit(CHILD_EXIT_DENIED);
-		default:
-			_exit(CHILD_EXIT_UNAVAILABLE);
-		}
-		if (write(p[1], u, sizeof(*u)) != (ssize_t)sizeof(*u))
-			_exit(CHILD_EXIT_UNAVAILABLE);
-		_exit(0);
+		a.u = *u;	/* the name auth_login set */
+		a.result = local_login(cfg, user, pass, peer_ip, &a.u);
+		if (a.result != AUTH_OK)
+			explicit_bzero(&a.u, sizeof(a.u));
+		_exit(write(p[1], &a, sizeof(a)) == (ssize_t)sizeof(a) ? 0 : 1);
 	}
 	close(p[1]);
-	do {
-		n = read(p[0], u, sizeof(*u));
-	} while (n < 0 && errno == EINTR);
+	/* Straight into *u (the monitor's scratch), then the result. */
+	n = read_full(p[0], u, sizeof(*u));
+	if (n == sizeof(*u))
+		n += read_full(p[0], &result, sizeof(result));
 	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return AUTH_UNAVAILABLE;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == CHILD_EXIT_DENIED) {
+	if (n == sizeof(struct auth_answer)) {
+		/* Answered: its exit can wait for the caller. */
+		*child = pid;
+		if (result == AUTH_OK && auth_user_check(u) == 0)
+			return AUTH_OK;
 		explicit_bzero(u, sizeof(*u));
-		return AUTH_DENIED;
+		/* A child that answered nonsense checked nothing. */
+		return result == AUTH_DENIED ? AUTH_DENIED : AUTH_UNAVAILABLE;
+	}
+	/* No answer: it died, and says how only to waitpid(). */
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			status = 0;
+			break;
+		}
 	}
 	if (WIFSIGNALED(status))
-		auth_child_died(user, status, u, n);
-	/* A child that crashed or answered nonsense checked nothing. */
-	if (n != (ssize_t)sizeof(*u) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-	    auth_user_check(u) != 0) {
-		explicit_bzero(u, sizeof(*u));
-		return AUTH_UNAVAILABLE;
-	}
-	return AUTH_OK;
+		auth_child_died(user, status, u, (ssize_t)n);
+	explicit_bzero(u, sizeof(*u));
+	return AUTH_UNAVAILABLE;
 }
 
 int
 auth_login(const struct tw_config *cfg, const char *user, const char *pass,
-	   const char *peer_ip, struct auth_user *u)
+	   const char *peer_ip, struct auth_user *u, pid_t *pam_child)
 {
 	int anonymous = cfg->anonymous_enable && auth_is_anonymous_name(user);
 
+	*pam_child = -1;
 	memset(u, 0, sizeof(*u));
 	if (tw_strlcpy(u->name, user, sizeof(u->name)) != 0 || user[0] == '\0')
 		return AUTH_DENIED;
@@ -566,7 +603,7 @@ auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 	}
 	if (!cfg->local_enable)
 		return AUTH_DENIED;
-	return local_login_in_child(cfg, user, pass, peer_ip, u);
+	return local_login_in_child(cfg, user, pass, peer_ip, u, pam_child);
 }
 
 /* The longest login name user_config_dir looks up (NAME_MAX). */

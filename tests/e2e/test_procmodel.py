@@ -2,8 +2,9 @@
 
 import os
 
-from twhelpers import (SHARED_GID, USERS, children, open_data, proc_groups, proc_ids,
-                       proc_link, proc_status, spare_of, wait_until, workers)
+from twhelpers import (SHARED_GID, USERS, all_pids, children, open_data, proc_groups,
+                       proc_ids, proc_link, proc_stat, proc_status, spare_of, wait_until,
+                       workers)
 
 
 def _session(server, c, want_uid, timeout=10):
@@ -139,6 +140,38 @@ def test_postlogin_worker_is_user_in_chroot(server):
         roots = [p for p in procs if 0 in (proc_ids(p, "Uid") or [1])]
         assert roots in ([], [mon]), [(p, proc_ids(p, "Uid")) for p in procs]
         # The worker still serves: it is the process holding the session.
+        assert c.cmd("NOOP")[0] == 200
+
+
+def _all_children(pid):
+    """Children of pid, zombies too: what it has not reaped."""
+    out = []
+    for p in all_pids():
+        st = proc_stat(p)
+        if st and st[0] == pid:
+            out.append((p, st[1]))
+    return sorted(out)
+
+
+def test_pam_child_is_reaped_once_the_login_is_answered(server):
+    """A local login's PAM child answers, then exits; the monitor reaps it
+    after the answer has gone on (a refusal, or the hand-over to the
+    spare), and no PAM child is left behind, running or dead."""
+    with server.ctrl() as c:
+        mon, prelogin = _session(server, c, USERS["twnopriv"])
+        spare = spare_of(mon)
+        before = _all_children(mon)
+        assert sorted(p for p, _ in before) == sorted([prelogin, spare]), before
+        assert c.cmd("USER alice")[0] == 331
+        assert c.cmd("PASS wrong-pw")[0] == 530
+        # Reaped before the refusal went out.
+        assert _all_children(mon) == before, _all_children(mon)
+        c.login("alice", "alice-pw")
+        m2, worker = _session(server, c, USERS["alice"])
+        assert (m2, worker) == (mon, spare)
+        wait_until(lambda: [p for p, _ in _all_children(mon)] == [spare], 10,
+                   what="the monitor's one child, the worker (children: %s)"
+                   % _all_children(mon))
         assert c.cmd("NOOP")[0] == 200
 
 
