@@ -190,26 +190,26 @@ spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 		creds_become(&t);
 	}
 	session_child_tie(parent);
-	/*
-	 * The monitor says go once the pre-login worker is dead: until then
-	 * this process must not touch the connection (it set itself up
-	 * meanwhile, in parallel with that worker's exit).
-	 */
-	if (ipc_recv_record(fd, &go, sizeof(go), 0, &none) != 0)
-		_exit(0);
 	memset(&wl, 0, sizeof(wl));
 	tw_strlcpy(wl.user, u->name, sizeof(wl.user));
 	wl.anonymous = u->anonymous;
 	wl.chrooted = u->chroot_dir[0] != '\0';
-	wl.tls = (go.login_flags & IPC_LOGIN_TLS) != 0;
-	wl.prot_private = (go.login_flags & IPC_LOGIN_PROT_P) != 0;
-	wl.peer = go.peer;
-	wl.local = go.local;
 	tw_scratch_free(u, sizeof(*u));
 	ipc_report_violations_to(fd);
 	/* An anonymous session's own policy: no chmod, and writes only as
 	 * far as the anon_* switches go. */
 	sandbox_apply(wl.anonymous ? ROLE_WORKER_POSTLOGIN_ANON : ROLE_WORKER_POSTLOGIN, cfg);
+	/*
+	 * The monitor says go once the pre-login worker is dead: until then
+	 * this process must not touch the connection. It set itself up
+	 * meanwhile, filter and all, in parallel with that worker's exit.
+	 */
+	if (ipc_recv_record(fd, &go, sizeof(go), 0, &none) != 0)
+		_exit(0);
+	wl.tls = (go.login_flags & IPC_LOGIN_TLS) != 0;
+	wl.prot_private = (go.login_flags & IPC_LOGIN_PROT_P) != 0;
+	wl.peer = go.peer;
+	wl.local = go.local;
 	worker_postlogin_run(cfg, client_fd, fd, &wl);
 }
 
