@@ -484,14 +484,13 @@ read_full(int fd, void *buf, size_t len)
 /*
  * The user database (NSS modules) and PAM are large and keep state:
  * they run in a child that reports the result as one fixed-size record
- * over a pipe, so the long-lived monitor never loads them. The child
- * exits right after it; the caller reaps it once the answer has gone
- * on (*child), so the client does not wait for an address space to be
- * torn down.
+ * over a pipe, so the long-lived monitor never loads them. The child is
+ * reaped before the answer counts: no root process that ran PAM lives
+ * on beside the user's worker, and the monitor gives up root only then.
  */
 static int
 local_login_in_child(const struct tw_config *cfg, const char *user, const char *pass,
-		     const char *peer_ip, struct auth_user *u, pid_t *child)
+		     const char *peer_ip, struct auth_user *u)
 {
 	int p[2], status;
 	int32_t result = AUTH_UNAVAILABLE;
@@ -549,9 +548,13 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 	if (n == sizeof(*u))
 		n += read_full(p[0], &result, sizeof(result));
 	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			status = 0;
+			break;
+		}
+	}
 	if (n == sizeof(struct auth_answer)) {
-		/* Answered: its exit can wait for the caller. */
-		*child = pid;
 		if (result == AUTH_OK && auth_user_check(u) == 0)
 			return AUTH_OK;
 		explicit_bzero(u, sizeof(*u));
@@ -559,12 +562,6 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 		return result == AUTH_DENIED ? AUTH_DENIED : AUTH_UNAVAILABLE;
 	}
 	/* No answer: it died, and says how only to waitpid(). */
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			status = 0;
-			break;
-		}
-	}
 	if (WIFSIGNALED(status))
 		auth_child_died(user, status, u, (ssize_t)n);
 	explicit_bzero(u, sizeof(*u));
@@ -573,11 +570,10 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 
 int
 auth_login(const struct tw_config *cfg, const char *user, const char *pass,
-	   const char *peer_ip, struct auth_user *u, pid_t *pam_child)
+	   const char *peer_ip, struct auth_user *u)
 {
 	int anonymous = cfg->anonymous_enable && auth_is_anonymous_name(user);
 
-	*pam_child = -1;
 	memset(u, 0, sizeof(*u));
 	if (tw_strlcpy(u->name, user, sizeof(u->name)) != 0 || user[0] == '\0')
 		return AUTH_DENIED;
@@ -603,7 +599,7 @@ auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 	}
 	if (!cfg->local_enable)
 		return AUTH_DENIED;
-	return local_login_in_child(cfg, user, pass, peer_ip, u, pam_child);
+	return local_login_in_child(cfg, user, pass, peer_ip, u);
 }
 
 /* The longest login name user_config_dir looks up (NAME_MAX). */

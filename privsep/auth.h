@@ -69,13 +69,10 @@ enum auth_result {
 
 /*
  * Checks user and pass. Returns AUTH_OK and fills *u on success, else
- * why not (the reason is logged, never told to the client). A local
- * login's PAM child is left to the caller in *pam_child once it has
- * answered (-1 if none is left), to be reaped (monitor_kill_child) after
- * the answer has gone on: its exit is no part of the client's wait.
+ * why not (the reason is logged, never told to the client).
  */
 int auth_login(const struct tw_config *cfg, const char *user, const char *pass,
-	       const char *peer_ip, struct auth_user *u, pid_t *pam_child);
+	       const char *peer_ip, struct auth_user *u);
 
 /*
  * user_config_dir: *out becomes cfg with the options of the login's

@@ -107,7 +107,6 @@ monitor_init(struct monitor *mon, const struct tw_config *cfg)
 	mon->worker = -1;
 	mon->spare = -1;
 	mon->spare_fd = -1;
-	mon->pam_child = -1;
 	mon->relay = -1;
 	mon->relay_fd = -1;
 	mon->last_seccomp_nr = -1;
@@ -189,7 +188,6 @@ monitor_end(struct monitor *mon, int code)
 {
 	(void)monitor_kill_child(&mon->worker);
 	(void)monitor_kill_child(&mon->spare);
-	(void)monitor_kill_child(&mon->pam_child);
 	monitor_drain_relay(mon);
 	return code;
 }
@@ -238,8 +236,6 @@ monitor_logged_in(struct monitor *mon)
 	mon->state = MONITOR_POSTLOGIN;
 	if (mon->hand_over(mon) != 0)
 		return monitor_abort(mon, "spare post-login worker gone");
-	/* The PAM child answered before the hand-over and is exiting. */
-	(void)monitor_kill_child(&mon->pam_child);
 	/* Once per worker: a report the pre-login worker sent (true or
 	 * forged) must not silence the post-login worker's own. */
 	mon->granted[IPC_SANDBOX_VIOLATION] = 0;
@@ -301,11 +297,9 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 		rc = AUTH_UNAVAILABLE;
 	} else {
 		rc = auth_login(own ? mon->user_cfg : mon->cfg, user, pass, mon->peer_ip,
-				mon->user, &mon->pam_child);
+				mon->user);
 		mon->user->own_config = own;
 	}
-	if (rc != AUTH_OK)
-		(void)monitor_kill_child(&mon->pam_child);
 	explicit_bzero(pass, sizeof(pass));
 	explicit_bzero(m->payload, sizeof(m->payload));
 	/* A guest logged in by name and password: the local users' TLS

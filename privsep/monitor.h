@@ -77,11 +77,6 @@ struct monitor {
 	 */
 	pid_t spare;
 	int spare_fd;
-	/*
-	 * The PAM child of the last LOGIN, once it has answered: reaped after
-	 * the answer went on (its exit is not the client's wait). -1: none.
-	 */
-	pid_t pam_child;
 	struct sockaddr_storage peer, local;	/* of the control connection */
 	char peer_ip[INET6_ADDRSTRLEN];
 	unsigned login_fails;

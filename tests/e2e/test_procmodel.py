@@ -153,10 +153,11 @@ def _all_children(pid):
     return sorted(out)
 
 
-def test_pam_child_is_reaped_once_the_login_is_answered(server):
-    """A local login's PAM child answers, then exits; the monitor reaps it
-    after the answer has gone on (a refusal, or the hand-over to the
-    spare), and no PAM child is left behind, running or dead."""
+def test_pam_child_is_reaped_before_the_login_is_answered(server):
+    """A local login's PAM child answers with one record and exits; the
+    monitor reaps it before it acts on the answer, so no root process
+    that ran PAM is left, running or dead, beside the refused session or
+    the user's worker."""
     with server.ctrl() as c:
         mon, prelogin = _session(server, c, USERS["twnopriv"])
         spare = spare_of(mon)
@@ -164,14 +165,15 @@ def test_pam_child_is_reaped_once_the_login_is_answered(server):
         assert sorted(p for p, _ in before) == sorted([prelogin, spare]), before
         assert c.cmd("USER alice")[0] == 331
         assert c.cmd("PASS wrong-pw")[0] == 530
-        # Reaped before the refusal went out.
-        assert _all_children(mon) == before, _all_children(mon)
+        after = _all_children(mon)
+        assert [p for p, _ in after] == [p for p, _ in before], after
+        assert "Z" not in [st for _, st in after], after
         c.login("alice", "alice-pw")
+        # The 230 comes from the spare once the monitor has reaped the
+        # PAM child and then the pre-login worker.
+        assert [p for p, _ in _all_children(mon)] == [spare], _all_children(mon)
         m2, worker = _session(server, c, USERS["alice"])
         assert (m2, worker) == (mon, spare)
-        wait_until(lambda: [p for p, _ in _all_children(mon)] == [spare], 10,
-                   what="the monitor's one child, the worker (children: %s)"
-                   % _all_children(mon))
         assert c.cmd("NOOP")[0] == 200
 
 
