@@ -2,9 +2,8 @@
 
 import os
 
-from twhelpers import (SHARED_GID, USERS, all_pids, children, open_data, proc_groups,
-                       proc_ids, proc_link, proc_stat, proc_status, spare_of, wait_until,
-                       workers)
+from twhelpers import (SHARED_GID, USERS, children, open_data, proc_groups, proc_ids,
+                       proc_link, proc_status, spare_of, wait_until, workers)
 
 
 def _session(server, c, want_uid, timeout=10):
@@ -143,16 +142,6 @@ def test_postlogin_worker_is_user_in_chroot(server):
         assert c.cmd("NOOP")[0] == 200
 
 
-def _all_children(pid):
-    """Children of pid, zombies too: what it has not reaped."""
-    out = []
-    for p in all_pids():
-        st = proc_stat(p)
-        if st and st[0] == pid:
-            out.append((p, st[1]))
-    return sorted(out)
-
-
 def test_pam_child_is_reaped_before_the_login_is_answered(server):
     """A local login's PAM child answers with one record and exits; the
     monitor reaps it before it acts on the answer, so no root process
@@ -161,17 +150,16 @@ def test_pam_child_is_reaped_before_the_login_is_answered(server):
     with server.ctrl() as c:
         mon, prelogin = _session(server, c, USERS["twnopriv"])
         spare = spare_of(mon)
-        before = _all_children(mon)
-        assert sorted(p for p, _ in before) == sorted([prelogin, spare]), before
+        before = children(mon, zombies=True)
+        assert before == sorted([prelogin, spare]), before
         assert c.cmd("USER alice")[0] == 331
         assert c.cmd("PASS wrong-pw")[0] == 530
-        after = _all_children(mon)
-        assert [p for p, _ in after] == [p for p, _ in before], after
-        assert "Z" not in [st for _, st in after], after
+        assert children(mon, zombies=True) == before, children(mon, zombies=True)
+        assert children(mon) == before, children(mon)  # none of them a zombie
         c.login("alice", "alice-pw")
         # The 230 comes from the spare once the monitor has reaped the
         # PAM child and then the pre-login worker.
-        assert [p for p, _ in _all_children(mon)] == [spare], _all_children(mon)
+        assert children(mon, zombies=True) == [spare], children(mon, zombies=True)
         m2, worker = _session(server, c, USERS["alice"])
         assert (m2, worker) == (mon, spare)
         assert c.cmd("NOOP")[0] == 200

@@ -126,12 +126,12 @@ def all_pids():
     return [int(d) for d in os.listdir("/proc") if d.isdigit()]
 
 
-def children(pid):
-    """Live (non-zombie) children of pid."""
+def children(pid, zombies=False):
+    """Live children of pid; with zombies, also those it has not reaped."""
     out = []
     for p in all_pids():
         st = proc_stat(p)
-        if st and st[0] == pid and st[1] != "Z":
+        if st and st[0] == pid and (zombies or st[1] != "Z"):
             out.append(p)
     return sorted(out)
 
