@@ -275,6 +275,46 @@ local_dir(const struct tw_config *cfg, const struct passwd *pw, const char *logi
 }
 
 /*
+ * passwd_chroot_enable: a home directory such as /srv/jail/./home/bob
+ * puts a chrooted login's jail at /srv/jail and its start at /home/bob
+ * inside it, and takes precedence over local_root (vsftpd; user_sub_token
+ * is replaced in the home first). 1 with jail and start filled when the
+ * home holds "/./", 0 when it does not, -1 (logged) when it cannot be used.
+ */
+static int
+passwd_jail(const struct tw_config *cfg, const struct passwd *pw, const char *login,
+	    char *jail, size_t jailsz, char *start, size_t startsz)
+{
+	const char *token = cfg->user_sub_token, *mark;
+	char home[PATH_MAX];
+	size_t n;
+
+	if (token[0] != '\0' && strstr(pw->pw_dir, token) != NULL) {
+		if (sub_user_token(pw->pw_dir, token, login, home, sizeof(home)) != 0) {
+			tw_log(TW_LOG_ERR, "home directory for user %s: no usable directory "
+			       "name after user_sub_token", login);
+			return -1;
+		}
+	} else if (tw_strlcpy(home, pw->pw_dir, sizeof(home)) != 0) {
+		return -1;
+	}
+	mark = strstr(home, "/./");
+	if (mark == NULL)
+		return 0;
+	n = (size_t)(mark - home);
+	if (n == 0 || home[0] != '/') {
+		tw_log(TW_LOG_ERR, "login of %s refused: passwd_chroot_enable: home directory "
+		       "%s names no jail before its /./", login, home);
+		return -1;
+	}
+	if (n >= jailsz)
+		return -1;
+	memcpy(jail, home, n);
+	jail[n] = '\0';
+	return tw_snprintf(start, startsz, "/%s", mark + 3) < 0 ? -1 : 1;
+}
+
+/*
  * u->name is the login name; pw the account the session runs as (for a
  * guest, guest_username's, not the login name's).
  */
@@ -282,10 +322,10 @@ static int
 fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind kind,
 	  struct auth_user *u)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], jail_start[PATH_MAX];
 	const char *root;
 	struct stat st;
-	int chrooted;
+	int chrooted, jailed = 0;
 
 	u->uid = pw->pw_uid;
 	u->gid = pw->pw_gid;
@@ -332,6 +372,12 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind 
 		} else if (fill_groups(pw, u) != 0) {
 			return -1;
 		}
+		if (cfg->passwd_chroot_enable) {
+			jailed = passwd_jail(cfg, pw, u->name, dir, sizeof(dir), jail_start,
+					     sizeof(jail_start));
+			if (jailed < 0)
+				return -1;
+		}
 	}
 	u->umask = (mode_t)(u->anonymous ? cfg->anon_umask : cfg->local_umask);
 	/*
@@ -346,6 +392,28 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind 
 	if (!S_ISDIR(st.st_mode)) {
 		tw_log(TW_LOG_ERR, "login of %s refused: %s is not a directory", u->name, root);
 		return -1;
+	}
+	if (jailed) {
+		char full[PATH_MAX];
+
+		if (tw_snprintf(full, sizeof(full), "%s%s", root, jail_start) < 0)
+			return -1;
+		if (stat(full, &st) != 0) {
+			tw_log(TW_LOG_ERR, "login of %s refused: its directory %s: %s", u->name,
+			       full, strerror(errno));
+			return -1;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			tw_log(TW_LOG_ERR, "login of %s refused: %s is not a directory", u->name,
+			       full);
+			return -1;
+		}
+		/* Chrooted: the jail, and the start inside it; else the home. */
+		if (tw_strlcpy(u->chroot_dir, chrooted ? root : "", sizeof(u->chroot_dir)) != 0 ||
+		    tw_strlcpy(u->start_dir, chrooted ? jail_start : full,
+			       sizeof(u->start_dir)) != 0)
+			return -1;
+		return 0;
 	}
 	if (chrooted) {
 		if (tw_strlcpy(u->chroot_dir, root, sizeof(u->chroot_dir)) != 0)

@@ -60,7 +60,7 @@ struct list_out {
 /* What one listing shows, fixed by the command and its arguments. */
 struct list_job {
 	enum list_mode mode;
-	int show_dot_files;	/* MLSD always; LIST and NLST with -a */
+	int show_dot_files;	/* MLSD always; LIST and NLST with -a or force_dot_files */
 	int recursive;		/* -R with ls_recurse_enable */
 	const char *hide_file;	/* the names a directory's listing leaves out */
 	const char *deny_file;	/* the subdirectories -R does not enter */
@@ -299,7 +299,7 @@ list_path(struct session *s, const char *arg, struct list_job *job, int missing_
 		unsigned flags;
 
 		path = ftp_list_args(arg, &flags);
-		job->show_dot_files = (flags & FTP_LIST_ALL) != 0;
+		job->show_dot_files = (flags & FTP_LIST_ALL) != 0 || s->cfg->force_dot_files;
 		job->recursive = (flags & FTP_LIST_RECURSIVE) && s->cfg->ls_recurse_enable;
 	}
 	if (path[0] == '\0')

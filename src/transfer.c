@@ -1250,6 +1250,16 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 	rc = xfer_end(&x, rc);
 	if (close(file) != 0 && rc == XFER_OK)
 		rc = XFER_FILE_ERR;
+	/*
+	 * delete_failed_uploads: a file this upload created goes when the
+	 * upload failed (aborted, cut off, timed out, a write error), before
+	 * the reply. An anonymous session's sandbox has unlink only with
+	 * anon_other_write_enable (sandbox/seccomp_policy.h): without it the
+	 * partial file stays, as twinftpd.conf(5) says.
+	 */
+	if (rc != XFER_OK && u.created && s->cfg->delete_failed_uploads &&
+	    (!s->anonymous || s->cfg->anon_other_write_enable) && unlink(u.name) != 0)
+		worker_log(s, "delete_failed_uploads: %s: %s", u.name, strerror(errno));
 	if (unique && rc == XFER_OK)
 		ctrl_reply(&s->ctrl, 226, "Transfer complete (unique file name: %s).", u.name);
 	else

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from twhelpers import code, open_data, rc, retr, sha256, stor, wait_until
+from twhelpers import abor_codes, code, open_data, rc, retr, sha256, stor, wait_until
 
 MB = 1 << 20
 RATE = 200000
@@ -72,11 +72,7 @@ def test_abor_during_paced_retr(make_server):
             got[0] += len(conn.recv(65536))
             return got[0] >= 100000
         wait_until(some, timeout=30, what="the paced transfer to start")
-        f.sock.sendall(b"ABOR\r\n")
-        codes = []
-        while not codes or codes[-1] not in (225, 226):
-            codes.append(code(f.getmultiline()))
-            assert len(codes) <= 3, codes
+        codes = abor_codes(f)
         assert codes == [426, 226], codes
         # The data connection ends: what was still queued, then EOF.
         while True:

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from twhelpers import (HOST, USERS, code, open_data, parse_mlsx, rc, retr, sha256, sha256_file,
+from twhelpers import (HOST, USERS, abor_codes, abor_replies, code, open_data, parse_mlsx, rc, retr, sha256, sha256_file,
                        stor, tree_snapshot, wait_until, write_random)
 
 MB = 1 << 20
@@ -337,10 +337,7 @@ def _abor_pair(f, how):
             f.sock.sendall(b"\xf2", socket.MSG_OOB)
             f.sock.sendall(b"ABOR\r\n")
         codes = []
-    while not codes or codes[-1] not in (225, 226):
-        codes.append(code(f.getmultiline()))
-        assert len(codes) <= 3, codes
-    return codes
+    return abor_replies(f, codes)
 
 
 @pytest.mark.parametrize("how", ["ftplib", "synch-on-dm"])
@@ -949,3 +946,80 @@ def test_stor_target_appearing_after_the_check(make_server, late):
         assert code(resp) == 553, resp
         assert os.readlink(s.path("late.bin")) == "made-through-link.bin"
     f.close()
+
+
+def _reset_upload(f, line, first=b"x" * 65536):
+    """Starts the upload line, sends first, then resets the data connection
+    (SO_LINGER 0): returns the code of the upload's final reply."""
+    conn, resp = open_data(f, line)
+    assert resp.startswith("150"), resp
+    conn.sendall(first)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
+    return code(f.getmultiline())
+
+
+def _aborted_upload(f, line, path):
+    """Starts the upload line, sends until the server has written some of
+    it to path, then ABOR: the replies must be 426 and 226."""
+    conn, resp = open_data(f, line)
+    assert resp.startswith("150"), resp
+    try:
+        def written():
+            conn.sendall(b"y" * 65536)
+            return os.path.exists(path) and os.path.getsize(path) > 0
+        wait_until(written, timeout=30, what="the upload to reach the file")
+        codes = abor_codes(f)
+        assert codes == [426, 226], codes
+    finally:
+        conn.close()
+
+
+def test_delete_failed_uploads(make_server):
+    """delete_failed_uploads=YES: a file an upload created is gone when the
+    upload is reset or aborted; an upload that ends normally stays, and so
+    does a file that existed before its failed overwrite. Anonymous
+    sessions delete only with anon_other_write_enable (their sandbox has
+    no unlink otherwise): without it the partial file stays and the
+    session goes on. Without the option a failed upload stays."""
+    def incoming(s):
+        d = os.path.join(s.anon_root, "incoming")
+        os.mkdir(d)
+        os.chown(d, USERS["twftp"], USERS["twftp"])
+        os.chmod(d, 0o755)
+
+    s = make_server({"delete_failed_uploads": True, "anon_upload_enable": True},
+                    prepare=incoming)
+    f = s.ftp("alice")
+    f.sendcmd("TYPE I")
+    assert _reset_upload(f, "STOR reset.bin") in (426, 451)
+    assert not os.path.exists(s.path("reset.bin"))
+    _aborted_upload(f, "STOR aborted.bin", s.path("aborted.bin"))
+    assert not os.path.exists(s.path("aborted.bin"))
+    assert _reset_upload(f, "STOU") in (426, 451)
+    assert os.listdir(s.home("alice")) == []
+    s.put("old.bin", b"there before\n")
+    assert _reset_upload(f, "STOR old.bin") in (426, 451)
+    assert os.path.exists(s.path("old.bin"))
+    stor(f, "STOR whole.bin", b"a whole upload\n")
+    assert s.read("whole.bin") == b"a whole upload\n"
+    f.quit()
+
+    # Anonymous without and with anon_other_write_enable, then no option.
+    incoming_file = os.path.join(s.anon_root, "incoming", "anon.bin")
+    for opts, user, path, kept in (
+            ({}, "anonymous", incoming_file, True),
+            ({"anon_other_write_enable": True}, "anonymous", incoming_file, False),
+            ({"delete_failed_uploads": False}, "alice", s.path("kept.bin"), True)):
+        s.stop()
+        s.opts.update(opts)
+        s.start()
+        f = s.ftp(user)
+        f.sendcmd("TYPE I")
+        name = os.path.relpath(path, s.anon_root if user == "anonymous" else s.home())
+        assert _reset_upload(f, "STOR " + name) in (426, 451)
+        assert os.path.exists(path) == kept, (opts, path)
+        assert rc(f, "NOOP")[0] == 200
+        f.quit()
+        if kept:
+            os.unlink(path)

@@ -611,6 +611,53 @@ def test_ls_recurse(make_server):
     f.quit()
 
 
+def _listed_names(f, cmd):
+    data, _, final = retr(f, cmd)
+    assert final.startswith("226"), final
+    lines = [l for l in data.decode().split("\r\n") if l]
+    if cmd.startswith("LIST"):
+        return sorted(l.split()[-1] for l in lines)
+    return sorted(lines)
+
+
+def test_force_dot_files(make_server):
+    """force_dot_files=YES: LIST, NLST and STAT show names that start with a
+    dot without -a (never . and ..), hide_file still hides; without it only
+    -a shows them; a per-user file can set it for one user."""
+    srv = make_server({"force_dot_files": True, "hide_file": "{.private}"})
+    for u in ("alice", "bob"):
+        for name in ("plain.txt", ".profile", ".private", ".dir/x"):
+            srv.put(name, b"x", user=u)
+    want = [".dir", ".profile", "plain.txt"]
+    f = srv.ftp("alice")
+    assert _listed_names(f, "NLST") == want
+    assert _listed_names(f, "LIST") == want
+    assert _listed_names(f, "LIST -a") == want
+    c = srv.ctrl()
+    c.login("alice", PASSWORDS["alice"])
+    rc_, lines = c.cmd("STAT .")
+    assert rc_ == 213 and any(l.endswith(b" .profile") for l in lines), lines
+    c.close()
+    f.quit()
+    srv.stop()
+
+    srv.opts["force_dot_files"] = False
+    conf = os.path.join(srv.base, "userconf")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "bob"), "w") as fh:
+        fh.write("force_dot_files=YES\n")
+    srv.opts["user_config_dir"] = conf
+    srv.start()
+    f = srv.ftp("alice")
+    assert _listed_names(f, "NLST") == ["plain.txt"]
+    assert _listed_names(f, "LIST") == ["plain.txt"]
+    assert _listed_names(f, "NLST -a") == want
+    f.quit()
+    f = srv.ftp("bob")
+    assert _listed_names(f, "NLST") == want
+    f.quit()
+
+
 def test_ls_recurse_off_ignores_R(make_server):
     srv = make_server()
     _tree(srv)

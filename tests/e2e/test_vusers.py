@@ -465,3 +465,69 @@ def test_guest_with_pam_pwdfile(make_server, pwdfile_service):
     assert str(e.value).startswith("530")
     f.close()
     srv.wait_log(r'FAIL LOGIN: Client "127\.0\.0\.1", user "%s"' % v["name"])
+
+
+def _set_home(srv, user, home):
+    """Rewrites user's home directory in the test's passwd file."""
+    with open(srv.passwd_path) as fh:
+        lines = fh.read().splitlines()
+    for i, line in enumerate(lines):
+        f = line.split(":")
+        if f[0] == user:
+            f[5] = home
+            lines[i] = ":".join(f)
+    with open(srv.passwd_path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def test_passwd_chroot_enable(make_server):
+    """passwd_chroot_enable=YES: a home of /srv/jail/./home/bob chroots the
+    session to /srv/jail and starts it in /home/bob (ahead of local_root);
+    a home without /./ is chrooted as before; not chrooted, the login starts
+    in the whole home; a start that does not exist, or a home that starts
+    with /./, refuses the login with 530 and a log line."""
+    srv = make_server({"chroot_local_user": True, "passwd_chroot_enable": True},
+                      start=False)
+    jail = os.path.join(srv.base, "jail")
+    bobhome = os.path.join(jail, "home", "bob")
+    os.makedirs(bobhome)
+    os.chmod(os.path.join(jail, "home"), 0o755)
+    os.chmod(jail, 0o755)
+    os.chown(bobhome, USERS["bob"], USERS["bob"])
+    with open(os.path.join(jail, "in-jail.txt"), "wb") as fh:
+        fh.write(b"top of the jail\n")
+    _set_home(srv, "bob", jail + "/./home/bob")
+    srv.put("alice.txt", b"alice's home\n")
+    srv.start()
+
+    f = srv.ftp("bob")
+    assert f.pwd() == "/home/bob"
+    stor(f, "STOR mine.txt", b"bob's file\n")
+    assert os.path.exists(os.path.join(bobhome, "mine.txt"))
+    f.cwd("/")
+    assert sorted(f.nlst()) == ["home", "in-jail.txt"]
+    f.cwd("..")
+    assert f.pwd() == "/" and sorted(f.nlst()) == ["home", "in-jail.txt"]
+    f.quit()
+    f = srv.ftp("alice")
+    assert f.pwd() == "/" and f.nlst() == ["alice.txt"]
+    f.quit()
+
+    # A start directory that is not there, and a jail at "/".
+    _set_home(srv, "bob", jail + "/./home/nobody")
+    login_refused(srv, "bob")
+    srv.wait_log(r"login of bob refused: its directory %s: No such file"
+                 % re.escape(jail + "/home/nobody"))
+    _set_home(srv, "bob", "/./" + bobhome.lstrip("/"))
+    login_refused(srv, "bob")
+    srv.wait_log(r"passwd_chroot_enable: home directory /\./.* names no jail")
+    srv.stop()
+
+    # Not chrooted: the whole home, as the user database spells it.
+    _set_home(srv, "bob", jail + "/./home/bob")
+    srv.opts["chroot_local_user"] = False
+    srv.start()
+    f = srv.ftp("bob")
+    assert f.pwd() == bobhome
+    assert f.nlst() == ["mine.txt"]
+    f.quit()

@@ -173,6 +173,24 @@ def alive(pid, starttime):
     return st is not None and st[2] == starttime and st[1] != "Z"
 
 
+def abor_codes(f):
+    """Sends ABOR on f's control connection (plain, without the Telnet
+    urgent signal) during a transfer; returns the codes of the replies up
+    to the ABOR's own (225 or 226), at most three."""
+    f.sock.sendall(b"ABOR\r\n")
+    return abor_replies(f)
+
+
+def abor_replies(f, codes=None):
+    """Reads f's replies until the ABOR's own (225 or 226), at most three
+    with codes, the ones already read; returns all their codes."""
+    codes = list(codes or [])
+    while not codes or codes[-1] not in (225, 226):
+        codes.append(code(f.getmultiline()))
+        assert len(codes) <= 3, codes
+    return codes
+
+
 def wait_until(pred, timeout=10.0, step=0.05, what="condition"):
     """Poll pred() until it is true; return its value or raise."""
     deadline = time.monotonic() + timeout
