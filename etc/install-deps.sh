@@ -3,7 +3,7 @@
 # and building its package (etc/build-deb.sh).
 # Safe to run again: apt-get only installs what is missing.
 set -eu
-PKGS="meson ninja-build gcc pkg-config libcap-dev libseccomp-dev libpam0g-dev \
+PKGS="meson ninja-build gcc pkg-config libcap-dev libseccomp-dev libpam0g-dev libwrap0-dev \
 libssl-dev libpam-modules python3 python3-pytest lftp curl \
 libpam-wrapper libnss-wrapper iproute2 procps openssl python3-cryptography \
 systemd openbsd-inetd libwrap0 libtirpc3 logrotate vsftpd fail2ban \

@@ -23,10 +23,12 @@
 #include "sandbox/sandbox.h"
 #include "src/common/config.h"
 #include "src/common/log.h"
+#include "src/common/reply.h"
 #include "src/common/runtime.h"
 #include "src/common/sockaddr.h"
 #include "src/common/util.h"
 #include "src/listener.h"
+#include "src/tcpwrap.h"
 #include "src/tls.h"
 #include "src/worker.h"
 
@@ -394,6 +396,9 @@ session_hand_over(struct monitor *m)
  */
 #define PROXY_ADMIT_TIMEOUT_MS 10000
 
+/* What tcp_wrappers=YES answers a refused client (vsftpd's words). */
+#define TCPWRAP_REFUSAL "Service not available."
+
 static const char *
 session_proxy_admit(struct monitor *m)
 {
@@ -402,6 +407,8 @@ session_proxy_admit(struct monitor *m)
 	uint32_t verdict = LISTENER_UNAVAILABLE;
 	int sv[2], none, rc;
 
+	if (m->cfg->tcp_wrappers && !tcpwrap_allows(&m->peer, &m->local))
+		return TCPWRAP_REFUSAL;
 	if (listener_proxy_chan < 0)
 		return NULL;	/* inetd mode: no listener, no limits to keep */
 	if (ipc_socketpair(sv) != 0) {
@@ -426,6 +433,8 @@ session_proxy_admit(struct monitor *m)
 	return listener_refusal(verdict);
 }
 
+static void session_end(int code) __attribute__((noreturn));
+
 /* Learns who the client is; the monitor never reads what it sends. */
 static void
 session_attach_client(int client_fd)
@@ -442,9 +451,18 @@ session_attach_client(int client_fd)
 		die("getsockname: %s", strerror(errno));
 	sa_unmap_v4(&mon.local);
 	monitor_set_peer(&mon, &peer);
+	/* A balancer's: its header names the client (session_proxy_admit). */
+	if (sa_cidr_list_match(&tw_rt.proxy_trusted, &mon.peer))
+		return;
 	/* Not a balancer's: this session has nothing to tell the listener. */
-	if (!sa_cidr_list_match(&tw_rt.proxy_trusted, &mon.peer))
-		session_drop_listener_chan();
+	session_drop_listener_chan();
+	/* tcp_wrappers: before a worker says a word to the client. */
+	if (mon.cfg->tcp_wrappers && !tcpwrap_allows(&mon.peer, &mon.local)) {
+		tw_log(TW_LOG_INFO, "tcp_wrappers: refused Client \"%s\"", mon.peer_ip);
+		if (!config_implicit_tls(mon.cfg, sa_port(&mon.local)))
+			reply_final(mon.client_fd, 421, TCPWRAP_REFUSAL);
+		session_end(MONITOR_EXIT_OK);
+	}
 }
 
 /* This process becomes the session's monitor, confined as before login. */

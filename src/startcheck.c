@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "src/common/util.h"
+#include "src/tcpwrap.h"
 
 /* Where libpam looks for a service's file: the admin's, then the vendor's. */
 static const char *const pam_dirs[] = { "/etc/pam.d", "/usr/lib/pam.d" };
@@ -206,6 +207,8 @@ startcheck_vsftpd_files(const struct tw_config *cfg, void (*warn)(const char *ms
 			break;
 		}
 	}
+	if (cfg->tcp_wrappers)
+		tcpwrap_warn_vsftpd_rules(warn);
 }
 
 unsigned

@@ -16,7 +16,9 @@ unsigned startcheck_report(const struct tw_config *cfg, cfg_report_fn report, vo
  * A vsftpd.conf that turns on userlist_enable or chroot_list_enable
  * without naming the file relied on vsftpd's file name; twinftpd's
  * default is another. Warns (through warn) for each such list whose
- * vsftpd file exists, naming the line that keeps using it.
+ * vsftpd file exists, naming the line that keeps using it; and with
+ * tcp_wrappers, for each hosts.allow/hosts.deny rule written for vsftpd
+ * alone (src/tcpwrap.h).
  */
 void startcheck_vsftpd_files(const struct tw_config *cfg, void (*warn)(const char *msg));
 

@@ -144,7 +144,6 @@ static const struct {
 	{ "one_process_model", '*', NULL,
 	  "sessions are always privilege-separated; the pre-forked pool gives the speed "
 	  "one_process_model bought" },
-	{ "tcp_wrappers", 'b', "NO", NULL },
 	{ "setproctitle_enable", '*', NULL,
 	  "process titles are not changed" },
 	{ "no_log_lock", '*', NULL,

@@ -23,6 +23,8 @@ CFG_UINT(listen_port, 21, 1, 65535,
 	"TCP port for the control connection.")
 CFG_BOOL(background, 0,
 	"In standalone mode, fork into the background and detach from the terminal.")
+CFG_BOOL(tcp_wrappers, 0,
+	"Let /etc/hosts.allow and /etc/hosts.deny (hosts_access(5), through libwrap) decide which clients get a session, as vsftpd does: a refused client gets \"421 Service not available.\" and is closed before any worker speaks to it. The rules name the daemon twinftpd (not vsftpd: a rule that names vsftpd alone is not applied, and the start and -t warn about each such line); the tables are read for each connection, so an edit counts from the next one. The session's monitor asks, not the listener: a host name in a rule costs that session a reverse lookup of its client (with libwrap's forward check). Behind a balancer (proxy_protocol_trusted) the client its PROXY header names is checked. Options of a rule run nothing: spawn and twist start no program (the monitor runs none), and a matching rule allows or refuses as its table or its allow/deny option says.")
 CFG_UINT(max_clients, 2000, 0, 100000,
 	"Most concurrent sessions; the next connection gets 421 and is closed before any session process is given to it. 0 means no limit.")
 CFG_UINT(max_per_ip, 50, 0, 100000,

@@ -305,3 +305,24 @@ def test_option_is_checked(make_server):
                        env=s.env())
     assert r.returncode != 0
     assert "proxy_protocol_trusted" in r.stdout + r.stderr
+
+
+def test_tcp_wrappers_checks_the_real_client(make_server, tmp_path):
+    """tcp_wrappers=YES behind a balancer: the client the header names is
+    checked, not the balancer (which the deny table names too)."""
+    allow, deny = tmp_path / "hosts.allow", tmp_path / "hosts.deny"
+    allow.write_text("")
+    deny.write_text("twinftpd: 198.51.100.9, %s\n" % BALANCER)
+    s = make_server({"proxy_protocol_trusted": "127.0.0.1/32", "tcp_wrappers": True},
+                    extra_env={"TW_TEST_HOSTS_ALLOW": str(allow),
+                               "TW_TEST_HOSTS_DENY": str(deny)})
+    c = Ctrl(s.port, src=BALANCER)
+    c.send(v1("198.51.100.9"))
+    code_, lines = c.reply()
+    assert code_ == 421 and lines[0] == b"421 Service not available.", lines
+    assert c.closed_within(10)
+    c.close()
+    s.wait_log(r'refused proxied Client "198\.51\.100\.9": Service not available\.')
+    with proxied(s, v2("198.51.100.10")) as c:
+        c.login("alice", "alice-pw")
+        assert c.cmd("QUIT")[0] == 221

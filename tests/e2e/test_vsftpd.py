@@ -137,7 +137,7 @@ def test_check_reports_every_problem(tmp_path):
         "listen=YES",
         "no_such_option=1",                 # 2
         "listen_port=port",                 # 3
-        "tcp_wrappers=YES",                 # 4
+        "session_support=YES",              # 4
         "async_abor_enable=YES",            # 5: a note, no problem
         "one_process_model=NO",             # 6: a note
         "anonymous_enable=YES",
@@ -155,7 +155,7 @@ def test_check_reports_every_problem(tmp_path):
     p = str(conf)
     for want in ("%s:2: unknown option 'no_such_option'" % p,
                  "%s:3: option 'listen_port'" % p,
-                 "%s:4: option 'tcp_wrappers'" % p,
+                 "%s:4: option 'session_support'" % p,
                  "pasv_min_port (3000) is greater than pasv_max_port (2000)",
                  "nopriv_user: user 'no-such-nopriv-user' does not exist",
                  "ftp_username: user 'no-such-ftp-user' does not exist",
@@ -173,7 +173,7 @@ def test_check_accepts_inert_vsftpd_settings(tmp_path):
     conf = tmp_path / "inert.conf"
     conf.write_text("listen=YES\nlocal_enable=NO\nnopriv_user=nobody\n"
                     "secure_chroot_dir=%s\nlog_file=%s/log\n"
-                    "tcp_wrappers=NO\none_process_model=NO\nasync_abor_enable=YES\n"
+                    "tilde_user_enable=NO\none_process_model=NO\nasync_abor_enable=YES\n"
                     "utf8_filesystem=YES\nsetproctitle_enable=YES\nsession_support=NO\n"
                     "trans_chunk_size=0\nanon_max_rate=0\nssl_enable=NO\n" % (tmp_path, tmp_path))
     os.chmod(str(tmp_path), 0o755)
@@ -655,6 +655,55 @@ def test_force_dot_files(make_server):
     f.quit()
     f = srv.ftp("bob")
     assert _listed_names(f, "NLST") == want
+    f.quit()
+
+
+def _refused_at_greeting(srv):
+    """Connects; returns all the server sent before it closed."""
+    with socket.create_connection((twhelpers.HOST, srv.port), twhelpers.TIMEOUT) as c:
+        return twhelpers.recv_all(c)
+
+
+def test_tcp_wrappers(make_server, tmp_path):
+    """tcp_wrappers=YES: hosts.allow and hosts.deny (here files the test
+    names, through a test build's hook) decide for each connection, read
+    anew each time: a refused client gets 421 before any greeting; allow
+    and deny options work; spawn runs nothing; a rule that names vsftpd
+    alone is not applied and -t names its line; with tcp_wrappers=NO the
+    tables decide nothing."""
+    allow, deny = tmp_path / "hosts.allow", tmp_path / "hosts.deny"
+    marker = tmp_path / "spawned"
+    allow.write_text("")
+    deny.write_text("twinftpd: %s\n" % twhelpers.HOST)
+    srv = make_server({"tcp_wrappers": True},
+                      extra_env={"TW_TEST_HOSTS_ALLOW": str(allow),
+                                 "TW_TEST_HOSTS_DENY": str(deny)})
+    assert _refused_at_greeting(srv) == b"421 Service not available.\r\n"
+    srv.wait_log(r'tcp_wrappers: refused Client "%s"' % re.escape(twhelpers.HOST))
+
+    allow.write_text("twinftpd: %s : spawn /bin/touch %s\n" % (twhelpers.HOST, marker))
+    deny.write_text("ALL: ALL\n")
+    f = srv.ftp("alice")
+    assert f.pwd() == "/"
+    f.quit()
+    assert not marker.exists()
+
+    allow.write_text("twinftpd: ALL EXCEPT %s : allow\ntwinftpd: ALL : deny\n"
+                     % twhelpers.HOST)
+    deny.write_text("")
+    assert _refused_at_greeting(srv) == b"421 Service not available.\r\n"
+
+    allow.write_text("# vsftpd's\nvsftpd: %s\n" % twhelpers.HOST)
+    deny.write_text("ALL: ALL\n")
+    assert _refused_at_greeting(srv) == b"421 Service not available.\r\n"
+    r, _, err = twhelpers.check_config(srv.conf_path, env=srv.env())
+    assert r.returncode == 0, err
+    assert "tcp_wrappers: %s:2 names the daemon vsftpd" % allow in err, err
+    srv.stop()
+
+    srv.opts["tcp_wrappers"] = False
+    srv.start()
+    f = srv.ftp("alice")
     f.quit()
 
 

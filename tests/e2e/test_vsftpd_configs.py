@@ -1,4 +1,4 @@
-"""Six vsftpd.conf files as operators have them (tests/vsftpd/README says
+"""Seven vsftpd.conf files as operators have them (tests/vsftpd/README says
 where each comes from): each passes `twinftpd -t`, starts, and serves a
 client session the way the file intends. The test changes only what
 points into its own world, and says so in one place (_world): file and
@@ -9,6 +9,7 @@ import ftplib
 import io
 import os
 import re
+import socket
 
 import pytest
 
@@ -119,6 +120,35 @@ def test_rhel_local_users_chroot(make_server):
         open(xferlog).read().splitlines() if os.path.exists(xferlog) else []),
         10, what="two xferlog lines")
     assert " alice ftp 0 * c" in lines[1] and "/up.bin" in lines[1], lines
+
+
+def test_centos7_file_with_tcp_wrappers(make_server, tmp_path):
+    """CentOS 7's file: anonymous and local logins on one dual-stack
+    socket, and tcp_wrappers=YES: hosts.allow and hosts.deny (files of the
+    test's, through a test build's hook) let 127.0.0.1 in or keep it out."""
+    allow, deny = tmp_path / "hosts.allow", tmp_path / "hosts.deny"
+    allow.write_text("twinftpd: %s\n" % HOST)
+    deny.write_text("ALL: ALL\n")
+    srv = make_server(start=False, extra_env={"TW_TEST_HOSTS_ALLOW": str(allow),
+                                              "TW_TEST_HOSTS_DENY": str(deny)})
+    ulist = os.path.join(srv.etc, "user_list")
+    with open(ulist, "w") as f:
+        f.write("root\nbob\n")
+    check_and_start(srv, "centos7-vsftpd.conf",
+                    _world(srv, userlist_file=ulist, ftp_username="twftp",
+                           anon_root=srv.anon_root,
+                           xferlog_file=os.path.join(srv.base, "xferlog")),
+                    ready=lambda: twhelpers.port_listening6(srv.port))
+    a = srv.ftp("anonymous")
+    assert retr(a, "RETR pub/readme.txt")[0] == b"anonymous readme\n"
+    a.quit()
+    user_refused_at_user(srv, "bob")
+    f = srv.ftp("alice")
+    stor(f, "STOR up.txt", b"up")
+    f.quit()
+    allow.write_text("")
+    with socket.create_connection((HOST, srv.port), twhelpers.TIMEOUT) as c:
+        assert twhelpers.recv_all(c) == b"421 Service not available.\r\n"
 
 
 def test_rhel_file_relies_on_vsftpd_list_name(make_server, tmp_path):

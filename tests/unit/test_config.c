@@ -289,7 +289,15 @@ test_names(void)
 	CHECK_INT(apply(&c, "guest_enable=YES", err, sizeof(err)), 0);
 	CHECK_INT(c.guest_enable, 1);
 	REJECTED("ptrace_sandbox=YES", "vsftpd option that twinftpd does not support");
-	REJECTED("tcp_wrappers=YES", "only tcp_wrappers=NO, which changes nothing");
+	REJECTED("session_support=YES", "only session_support=NO, which changes nothing");
+	CHECK_INT(apply(&c, "tcp_wrappers=YES", err, sizeof(err)), 0);
+	CHECK_INT(c.tcp_wrappers, 1);
+	CHECK_INT(apply(&c, "force_dot_files=YES", err, sizeof(err)), 0);
+	CHECK_INT(c.force_dot_files, 1);
+	CHECK_INT(apply(&c, "passwd_chroot_enable=YES", err, sizeof(err)), 0);
+	CHECK_INT(c.passwd_chroot_enable, 1);
+	CHECK_INT(apply(&c, "delete_failed_uploads=YES", err, sizeof(err)), 0);
+	CHECK_INT(c.delete_failed_uploads, 1);
 	CHECK_INT(apply(&c, "chown_uploads=YES", err, sizeof(err)), 0);
 	REJECTED("chown_upload_mode=4755", "at most 0777");
 	/* Built now: taken as the filter it is. */
