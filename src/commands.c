@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tw_build.h"
@@ -765,15 +766,48 @@ cmd_size(struct session *s, char *arg)
 	ctrl_reply(&s->ctrl, 213, "%lld", (long long)st.st_size);
 }
 
+/* mdtm_write: path's access and modification times to tm (UTC, or local). */
+static void
+mdtm_set(struct session *s, const char *path, struct tm *tm)
+{
+	time_t t = s->cfg->use_localtime ? mktime(tm) : timegm(tm);
+	struct timespec ts[2] = { { t, 0 }, { t, 0 } };
+	struct stat st;
+
+	if (t == (time_t)-1 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    utimensat(AT_FDCWD, path, ts, 0) != 0) {
+		ctrl_reply(&s->ctrl, 550, "Could not set file modification time.");
+		return;
+	}
+	ctrl_reply(&s->ctrl, 213, "File modification time set.");
+}
+
 static void
 cmd_mdtm(struct session *s, char *arg)
 {
 	struct stat st;
+	struct tm tm;
 	char stamp[MDTM_STAMP_MAX];
+	const char *path = arg;
 
-	if (!check_path(s, arg))
+	/*
+	 * mdtm_write (vsftpd): "MDTM YYYYMMDDHHMMSS path", when the whole
+	 * argument names no file. Without the right to write it is a plain
+	 * MDTM of that path, as in vsftpd.
+	 */
+	if (s->cfg->mdtm_write && stat(arg, &st) != 0) {
+		const char *p = ftp_mdtm_write_args(arg, &tm);
+
+		if (p != NULL)
+			path = p;
+	}
+	if (!check_path(s, path))
 		return;
-	if (stat(arg, &st) != 0 || !S_ISREG(st.st_mode) ||
+	if (path != arg && may_write(s, W_OTHER)) {
+		mdtm_set(s, path, &tm);
+		return;
+	}
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    list_format_mdtm(stamp, sizeof(stamp), st.st_mtime, s->cfg->use_localtime) < 0) {
 		ctrl_reply(&s->ctrl, 550, "Could not get file modification time.");
 		return;

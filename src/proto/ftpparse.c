@@ -269,3 +269,56 @@ ftp_list_args(const char *arg, unsigned *flags)
 		}
 	}
 }
+
+/* n decimal digits at s into *out; 0, or -1 when one is not a digit. */
+static int
+fixed_digits(const char *s, unsigned n, int *out)
+{
+	int v = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+const char *
+ftp_mdtm_write_args(const char *arg, struct tm *tm)
+{
+	static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	const char *blank = strchr(arg, ' ');
+	size_t at;
+	int y, mo, d, h = 0, mi = 0, sec = 0;
+
+	if (blank == NULL || arg[0] < '0' || arg[0] > '9' || blank[1] == '\0')
+		return NULL;
+	at = (size_t)(blank - arg);
+	if (at != 8 && at != 14 && !(at > 15 && arg[14] == '.'))
+		return NULL;
+	if (fixed_digits(arg, 4, &y) != 0 || fixed_digits(arg + 4, 2, &mo) != 0 ||
+	    fixed_digits(arg + 6, 2, &d) != 0)
+		return NULL;
+	if (at >= 14 && (fixed_digits(arg + 8, 2, &h) != 0 ||
+			 fixed_digits(arg + 10, 2, &mi) != 0 ||
+			 fixed_digits(arg + 12, 2, &sec) != 0))
+		return NULL;
+	if (at > 15 && strspn(arg + 15, "0123456789") != at - 15)
+		return NULL;
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	    (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) ||
+	    h > 23 || mi > 59 || sec > 60)
+		return NULL;
+	memset(tm, 0, sizeof(*tm));
+	tm->tm_year = y - 1900;
+	tm->tm_mon = mo - 1;
+	tm->tm_mday = d;
+	tm->tm_hour = h;
+	tm->tm_min = mi;
+	tm->tm_sec = sec;
+	tm->tm_isdst = -1;
+	return blank + 1;
+}

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <time.h>
 
 #include "src/common/sockaddr.h"
 
@@ -80,5 +81,16 @@ int ftp_name_creatable(const char *path);
  * the remaining path (may be "").
  */
 const char *ftp_list_args(const char *arg, unsigned *flags);
+
+/*
+ * mdtm_write's form of MDTM, as vsftpd tells it from a plain MDTM: an
+ * argument that starts with a digit and whose first blank is at 8
+ * (YYYYMMDD), at 14 (YYYYMMDDHHMMSS) or past 15 with a '.' at 14
+ * (fractions, ignored). Only call it when the whole argument names no
+ * file. Returns the path after the blank (nonempty) with *tm set (the
+ * fields as written, tm_isdst -1: for timegm or mktime), or NULL when the
+ * argument is not of that form or its time is not a real one.
+ */
+const char *ftp_mdtm_write_args(const char *arg, struct tm *tm);
 
 #endif

@@ -623,6 +623,44 @@ def test_mdtm(sess):
     assert abs(t - now) < 120, (stamp, now)
 
 
+def test_mdtm_write(sess):
+    """mdtm_write (vsftpd's default YES): MDTM with a time sets it (UTC),
+    the date alone is midnight, a fraction is ignored; a file whose whole
+    name looks like a time is read, not set; bad times and non-files get
+    550; a name with a blank works."""
+    srv, f = sess
+    stor(f, "STOR two words.txt", b"x")
+    assert rc(f, "MDTM 20200102030405 hello.txt") == (213, "213 File modification time set.")
+    assert os.stat(srv.path("hello.txt")).st_mtime == calendar.timegm((2020, 1, 2, 3, 4, 5))
+    assert rc(f, "MDTM hello.txt")[1] == "213 20200102030405"
+    assert rc(f, "MDTM 19991231 two words.txt")[0] == 213
+    assert rc(f, "MDTM two words.txt")[1] == "213 19991231000000"
+    assert rc(f, "MDTM 20210304050607.890 data.bin")[0] == 213
+    assert rc(f, "MDTM data.bin")[1] == "213 20210304050607"
+    srv.put("20200102030405 odd", b"a file named like a time", mtime=MTIME)
+    assert rc(f, "MDTM 20200102030405 odd")[1].split()[1][:14] == MTIME_STR
+    assert rc(f, "MDTM 20201302030405 hello.txt")[0] == 550
+    assert rc(f, "MDTM 20200102030405 sub")[0] == 550
+    assert rc(f, "MDTM 20200102030405 nosuch")[0] == 550
+    assert rc(f, "MDTM hello.txt")[1] == "213 20200102030405"
+
+
+def test_mdtm_write_needs_write(make_server):
+    """Without write_enable (or mdtm_write) such an MDTM reads the named
+    file's time, as in vsftpd; the file is not touched."""
+    for opts in ({"write_enable": False}, {"mdtm_write": False}):
+        srv = make_server(opts)
+        srv.put("f.txt", b"x", mtime=MTIME)
+        f = srv.ftp("alice")
+        cd, resp = rc(f, "MDTM 20200102030405 f.txt")
+        if opts.get("mdtm_write") is False:
+            assert cd == 550, resp
+        else:
+            assert cd == 213 and resp.split()[1][:14] == MTIME_STR, resp
+        assert os.stat(srv.path("f.txt")).st_mtime == MTIME
+        f.quit()
+
+
 def test_abor_idle(sess):
     _, f = sess
     cd, resp = rc(f, "ABOR")

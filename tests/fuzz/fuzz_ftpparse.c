@@ -134,6 +134,21 @@ fuzz_list_args(const char *s, size_t n)
 	check(*rest != '-' && *rest != ' ' && *rest != '\t');
 }
 
+/* mdtm_write: a path past the blank, and a time that names a real second. */
+static void
+fuzz_mdtm_write(const char *s, size_t n)
+{
+	struct tm tm;
+	const char *path = ftp_mdtm_write_args(s, &tm);
+
+	if (path == NULL)
+		return;
+	check(path > s + 8 && path <= s + n && path[-1] == ' ' && *path != '\0');
+	check(tm.tm_year >= 70 && tm.tm_mon >= 0 && tm.tm_mon <= 11);
+	check(tm.tm_mday >= 1 && tm.tm_mday <= 31 && tm.tm_hour <= 23 && tm.tm_min <= 59 &&
+	    tm.tm_sec <= 60 && tm.tm_isdst == -1);
+}
+
 static void
 fuzz_mlst_opts(const char *s)
 {
@@ -288,6 +303,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_epsv(s);
 	fuzz_paths(s, n);
 	fuzz_list_args(s, n);
+	fuzz_mdtm_write(s, n);
 	fuzz_mlst_opts(s);
 	fuzz_formatters(s, data, size);
 	fuzz_ascii((const char *)data, size);

@@ -400,6 +400,49 @@ test_list_args(void)
 	}
 }
 
+static void
+test_mdtm_write_args(void)
+{
+	struct tm tm;
+
+	CHECK_STR(ftp_mdtm_write_args("20200102030405 a.txt", &tm), "a.txt");
+	CHECK_INT(tm.tm_year, 120);
+	CHECK_INT(tm.tm_mon, 0);
+	CHECK_INT(tm.tm_mday, 2);
+	CHECK_INT(tm.tm_hour, 3);
+	CHECK_INT(tm.tm_min, 4);
+	CHECK_INT(tm.tm_sec, 5);
+	CHECK_INT(tm.tm_isdst, -1);
+	/* The date alone is midnight; a fraction is taken and ignored. */
+	CHECK_STR(ftp_mdtm_write_args("19991231 y2k file", &tm), "y2k file");
+	CHECK_INT(tm.tm_hour, 0);
+	CHECK_INT(tm.tm_mday, 31);
+	CHECK_STR(ftp_mdtm_write_args("20240229235960.123 dir/leap", &tm), "dir/leap");
+	CHECK_INT(tm.tm_sec, 60);
+	/* Not the form: a plain MDTM of a name. */
+	CHECK(ftp_mdtm_write_args("a.txt", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("2020 a.txt", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("202001020304 a.txt", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20200102030405", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20200102030405 ", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("x0200102030405 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("202001020304051 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20200102030405.x a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20200102030405. a", &tm) == NULL);
+	/* The form, but no such time. */
+	CHECK(ftp_mdtm_write_args("2020010203040x a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20201302030405 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20200100030405 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20230229030405 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("21000229030405 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20200431030405 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20200102240405 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20200102036005 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("20200102030461 a", &tm) == NULL);
+	CHECK(ftp_mdtm_write_args("19691231235959 a", &tm) == NULL);
+	CHECK_STR(ftp_mdtm_write_args("20000229000000 a", &tm), "a");
+}
+
 int
 main(void)
 {
@@ -413,5 +456,6 @@ main(void)
 	test_path_ok();
 	test_name_creatable();
 	test_list_args();
+	test_mdtm_write_args();
 	return check_summary();
 }
