@@ -291,8 +291,8 @@ add_fcntl_rules(struct sc_build *b, int nr)
 {
 	static const int cmds[] = {
 		F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC,
-		F_GETLK, F_SETLK, F_SETLKW,	/* record locks: libc may probe them; no code of ours locks (yet) */
-		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
+		F_GETLK, F_SETLK, F_SETLKW,	/* record locks: libc may probe them */
+		F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,	/* lock_upload_files (transfer.c file_lock) */
 		F_SETPIPE_SZ,	/* a spliced STOR's pipe (transfer.c recv_file) */
 	};
 

@@ -966,6 +966,58 @@ take_rest(struct session *s, unsigned long long *rest)
 	return 0;
 }
 
+/* How often a lock another session holds is tried again; the longest wait. */
+#define LOCK_RETRY_MS 50
+#define LOCK_WAIT_MAX_S 3600
+
+/*
+ * lock_upload_files (vsftpd's): a read lock on the whole file for a
+ * download, a write lock for an upload (taken before it truncates), so
+ * that a download never reads an upload half written. A lock another
+ * session holds is waited for, as vsftpd waits, but bounded: while the
+ * client stays connected, and for at most data_connection_timeout
+ * seconds (idle_session_timeout when that is 0; an hour at most). Open
+ * file description locks: they conflict with vsftpd's and other
+ * programs' fcntl locks, and go with this descriptor only. 0 when
+ * locked, or when the file system cannot lock (as vsftpd, the transfer
+ * goes on); -1 when the wait ended first.
+ */
+static int
+file_lock(struct session *s, int file, short type, const char *path)
+{
+	struct flock fl;
+	unsigned limit = s->cfg->data_connection_timeout != 0 ? s->cfg->data_connection_timeout
+							      : s->cfg->idle_session_timeout;
+	long long deadline;
+
+	if (!s->cfg->lock_upload_files)
+		return 0;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	if (limit == 0 || limit > LOCK_WAIT_MAX_S)
+		limit = LOCK_WAIT_MAX_S;
+	deadline = tw_mono_ms() + (long long)limit * 1000;
+	while (fcntl(file, F_OFD_SETLK, &fl) != 0) {
+		struct pollfd p = { s->ctrl.fd, POLLRDHUP, 0 };
+
+		if (errno != EAGAIN && errno != EACCES)
+			return 0;
+		if (tw_mono_ms() >= deadline) {
+			worker_log(s, "lock_upload_files: %s stayed locked by another session "
+				   "for %u s", path, limit);
+			return -1;
+		}
+		/* The client hung up: nobody waits for this transfer. */
+		if (poll(&p, 1, LOCK_RETRY_MS) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			return -1;
+	}
+	return 0;
+}
+
+/* The answer to a transfer whose file another session kept locked. */
+#define LOCK_BUSY_REPLY "File busy: another session is writing it."
+
 /* Returns file when it is open on a regular file (*st filled), else closes it: -1. */
 static int
 regular_file(int file, struct stat *st)
@@ -996,6 +1048,17 @@ data_cmd_retr(struct session *s, const char *path)
 		file = -1;
 	}
 	if (file < 0) {
+		ctrl_reply(&s->ctrl, 550, "Failed to open file.");
+		return;
+	}
+	if (file_lock(s, file, F_RDLCK, path) != 0) {
+		close(file);
+		ctrl_reply(&s->ctrl, 450, LOCK_BUSY_REPLY);
+		return;
+	}
+	/* After a wait for an upload, the file is the one it wrote. */
+	if (s->cfg->lock_upload_files && fstat(file, &st) != 0) {
+		close(file);
 		ctrl_reply(&s->ctrl, 550, "Failed to open file.");
 		return;
 	}
@@ -1033,6 +1096,7 @@ struct upload {
 	int no_overwrite;	/* anonymous without anon_other_write_enable */
 	int exists;		/* the target was a regular file at the check */
 	int created;		/* upload_create made a new file (chown_uploads) */
+	int busy;		/* another session kept it locked (lock_upload_files) */
 	const char *deny_file;	/* STOU passes over the names it denies */
 	char name[PATH_MAX];	/* the name written (STOU picks one) */
 };
@@ -1113,7 +1177,7 @@ upload_check(struct session *s, struct upload *u)
  * truncates it. Returns the file or -1.
  */
 static int
-upload_open_existing(struct upload *u)
+upload_open_existing(struct session *s, struct upload *u)
 {
 	struct stat st;
 	int file;
@@ -1121,7 +1185,13 @@ upload_open_existing(struct upload *u)
 	if (tw_strlcpy(u->name, u->path, sizeof(u->name)) != 0)
 		return -1;
 	file = regular_file(open(u->path, UPLOAD_OPEN_FLAGS | (u->append ? O_APPEND : 0)), &st);
-	if (file >= 0 && (u->rest > (unsigned long long)st.st_size ||
+	if (file >= 0 && file_lock(s, file, F_WRLCK, u->name) != 0) {
+		u->busy = 1;
+		close(file);
+		return -1;
+	}
+	/* Locked first: a download that holds its lock reads the old file whole. */
+	if (file >= 0 && (fstat(file, &st) != 0 || u->rest > (unsigned long long)st.st_size ||
 			  (!u->append && u->rest == 0 && ftruncate(file, 0) != 0))) {
 		close(file);
 		return -1;
@@ -1137,7 +1207,7 @@ upload_open_existing(struct upload *u)
  * as one (a regular file) before it is truncated.
  */
 static int
-upload_create(struct upload *u, mode_t mode)
+upload_create(struct session *s, struct upload *u, mode_t mode)
 {
 	int flags = UPLOAD_OPEN_FLAGS | O_CREAT | O_EXCL;
 	unsigned i;
@@ -1151,7 +1221,7 @@ upload_create(struct upload *u, mode_t mode)
 		u->created = fd >= 0;
 		if (fd >= 0 || errno != EEXIST || u->no_overwrite)
 			return fd;
-		return upload_open_existing(u);
+		return upload_open_existing(s, u);
 	}
 	for (i = 0; i < STOU_MAX_TRIES; i++) {
 		int fd;
@@ -1181,10 +1251,17 @@ upload_open(struct session *s, struct upload *u)
 	struct stat st;
 	int file;
 
-	if (u->exists)
-		file = upload_open_existing(u);
-	else
-		file = regular_file(upload_create(u, (mode_t)s->cfg->file_open_mode), &st);
+	if (u->exists) {
+		file = upload_open_existing(s, u);
+	} else {
+		file = regular_file(upload_create(s, u, (mode_t)s->cfg->file_open_mode), &st);
+		/* A new file: another session can hold a lock only if it just opened it. */
+		if (file >= 0 && file_lock(s, file, F_WRLCK, u->name) != 0) {
+			u->busy = 1;
+			close(file);
+			return -1;
+		}
+	}
 	/*
 	 * chown_uploads: the new file goes to chown_username before a byte
 	 * is written (vsftpd does the same); this process keeps writing
@@ -1235,7 +1312,10 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 	x.rate = data_xfer_rate(s);
 	file = upload_open(s, &u);
 	if (file < 0) {
-		ctrl_reply(&s->ctrl, 553, "Could not create file.");
+		if (u.busy)
+			ctrl_reply(&s->ctrl, 450, LOCK_BUSY_REPLY);
+		else
+			ctrl_reply(&s->ctrl, 553, "Could not create file.");
 		xfer_close(&x);
 		return;
 	}

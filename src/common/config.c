@@ -121,9 +121,8 @@ static const char *const vsftpd_options[] = {
 /*
  * vsftpd options twinftpd does not implement, with the value at which
  * each changes nothing here: what twinftpd does anyway, which is
- * vsftpd's default for most (not for lock_upload_files, whose vsftpd
- * default twinftpd does not have). A vsftpd.conf that spells out such a value starts, with a note. Any other value
- * would change behaviour and stays an error. kind: 'b' YES/NO, 'n' a
+ * vsftpd's default. A vsftpd.conf that spells out such a value starts,
+ * with a note. Any other value would change behaviour and stays an error. kind: 'b' YES/NO, 'n' a
  * decimal and 'o' an octal number, 's' a string ("" for unset), '*' any
  * value, for the options whose every value means nothing here; why says
  * so.
@@ -157,7 +156,6 @@ static const struct {
 	{ "http_enable", 'b', "NO", NULL },
 	{ "deny_email_enable", 'b', "NO", NULL },
 	{ "secure_email_list_enable", 'b', "NO", NULL },
-	{ "lock_upload_files", 'b', "NO", NULL },
 	{ "delay_successful_login", 'n', "0", NULL },
 	{ "trans_chunk_size", 'n', "0", NULL },
 	{ "banned_email_file", 's', "/etc/vsftpd.banned_emails", NULL },
@@ -676,8 +674,8 @@ static const char *const per_session_options[] = {
 	"anon_umask", "file_open_mode", "chmod_enable", "cmds_allowed", "cmds_denied",
 	"dirlist_enable", "download_enable", "ascii_upload_enable",
 	"ascii_download_enable", "hide_file", "deny_file", "hide_ids", "use_localtime",
-	"force_dot_files", "delete_failed_uploads", "mdtm_write", "pasv_enable",
-	"pasv_min_port", "pasv_max_port", "pasv_promiscuous",
+	"force_dot_files", "delete_failed_uploads", "mdtm_write", "lock_upload_files",
+	"pasv_enable", "pasv_min_port", "pasv_max_port", "pasv_promiscuous",
 	"port_enable", "port_promiscuous", "use_sendfile", "local_max_rate",
 	"anon_max_rate", "force_local_data_ssl", "force_anon_data_ssl",
 	"idle_session_timeout", "data_connection_timeout", "accept_timeout",

@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from twhelpers import (HOST, USERS, abor_codes, abor_replies, code, open_data, parse_mlsx, rc, retr, sha256, sha256_file,
-                       stor, tree_snapshot, wait_until, write_random)
+from twhelpers import (HOST, USERS, abor_codes, abor_replies, code, open_data, parse_mlsx, rc,
+                       recv_all, retr, sha256, sha256_file, stor, tree_snapshot, wait_until,
+                       write_random)
 
 MB = 1 << 20
 
@@ -1023,3 +1024,57 @@ def test_delete_failed_uploads(make_server):
         f.quit()
         if kept:
             os.unlink(path)
+
+
+def _retr_sent(f, name):
+    """PASV, the data connection, then RETR name sent: no reply read yet."""
+    resp = f.sendcmd("PASV")
+    conn = socket.create_connection((HOST, ftplib.parse227(resp)[1]), 30)
+    f.sock.sendall(("RETR %s\r\n" % name).encode())
+    return conn
+
+
+def test_lock_upload_files(make_server):
+    """lock_upload_files (vsftpd's default YES): a download of a file that
+    an upload holds waits for the upload's end and gets the new file whole;
+    the wait is bounded (450 after data_connection_timeout); with NO the
+    download reads the half-written file at once."""
+    part1, part2 = os.urandom(300000), os.urandom(200000)
+    for opts in ({}, {"lock_upload_files": False}, {"data_connection_timeout": 2}):
+        s = make_server(opts)
+        s.put("shared.bin", b"old" * 1000)
+        up, down = s.ftp("alice"), s.ftp("alice")
+        up.sendcmd("TYPE I")
+        down.sendcmd("TYPE I")
+        conn, resp = open_data(up, "STOR shared.bin")
+        assert resp.startswith("150"), resp
+        conn.sendall(part1)
+        wait_until(lambda: os.path.getsize(s.path("shared.bin")) == len(part1),
+                   what="the first part on disk")
+        dconn = _retr_sent(down, "shared.bin")
+        if opts.get("data_connection_timeout"):
+            # The uploader keeps its own data connection busy meanwhile.
+            for _ in range(150):
+                conn.sendall(b"z" * 100)
+                if select.select([down.sock], [], [], 0.2)[0]:
+                    break
+            with pytest.raises(ftplib.error_temp) as e:
+                down.getresp()
+            assert str(e.value).startswith("450 File busy"), e.value
+            s.wait_log(r"lock_upload_files: shared\.bin stayed locked by another session")
+            dconn.close()
+        elif opts.get("lock_upload_files") is False:
+            assert down.getresp().startswith("150")
+            assert recv_all(dconn) == part1
+            assert down.getresp().startswith("226")
+        conn.sendall(part2)
+        conn.close()
+        assert up.getresp().startswith("226")
+        if not opts:
+            assert down.getresp().startswith("150")
+            assert recv_all(dconn) == part1 + part2
+            assert down.getresp().startswith("226")
+        assert s.read("shared.bin")[:len(part1)] == part1
+        up.quit()
+        down.quit()
+        s.stop()
