@@ -636,6 +636,43 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 	return AUTH_UNAVAILABLE;
 }
 
+/*
+ * One of deny_email_enable's and secure_email_list_enable's lists (vsftpd):
+ * an anonymous login's password against file, line by line, never logged.
+ * A listed password is admitted when admits, else refused. 1 admitted, 0
+ * refused (a failed login), -1 a list that cannot be read: refused as the
+ * server's trouble, as an unreadable user list refuses.
+ */
+static int
+anon_password_list(const char *option, const char *file, int admits, const char *pass)
+{
+	int listed = auth_name_in_file(file, pass);
+
+	if (listed < 0) {
+		tw_log(TW_LOG_ERR, "cannot read %s %s: %s; every anonymous login is refused "
+		       "until it can be", option, file, strerror(errno));
+		return -1;
+	}
+	if (listed != admits) {
+		tw_log(TW_LOG_INFO, "anonymous login refused: its password is %s %s",
+		       listed ? "listed in" : "not listed in", option);
+		return 0;
+	}
+	return 1;
+}
+
+static int
+anon_password_allowed(const struct tw_config *cfg, const char *pass)
+{
+	int r = 1;
+
+	if (cfg->deny_email_enable)
+		r = anon_password_list("banned_email_file", cfg->banned_email_file, 0, pass);
+	if (r > 0 && cfg->secure_email_list_enable)
+		r = anon_password_list("email_password_file", cfg->email_password_file, 1, pass);
+	return r;
+}
+
 int
 auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 	   const char *peer_ip, struct auth_user *u)
@@ -654,6 +691,10 @@ auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 	}
 	if (anonymous) {
 		struct passwd ftp;
+		int admitted = anon_password_allowed(cfg, pass);
+
+		if (admitted <= 0)
+			return admitted < 0 ? AUTH_UNAVAILABLE : AUTH_DENIED;
 
 		/* Looked up once by the listener (main.c): no NSS here. */
 		if (!tw_rt.have_ftp_user)

@@ -189,6 +189,12 @@ startcheck_vsftpd_files(const struct tw_config *cfg, void (*warn)(const char *ms
 		{ "chroot_list_file", cfg->chroot_list_enable, cfg->chroot_list_file,
 		  "/etc/twinftpd.chroot_list",
 		  { "/etc/vsftpd.chroot_list", "/etc/vsftpd/chroot_list" } },
+		{ "banned_email_file", cfg->anonymous_enable && cfg->deny_email_enable,
+		  cfg->banned_email_file, "/etc/twinftpd.banned_emails",
+		  { "/etc/vsftpd.banned_emails", "/etc/vsftpd/banned_emails" } },
+		{ "email_password_file", cfg->anonymous_enable && cfg->secure_email_list_enable,
+		  cfg->email_password_file, "/etc/twinftpd.email_passwords",
+		  { "/etc/vsftpd.email_passwords", "/etc/vsftpd/email_passwords" } },
 	};
 	char msg[CONFIG_MAX_MSG];
 	size_t i, j;
@@ -249,6 +255,10 @@ startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 		check_kind(&ck, "userlist_file", cfg->userlist_file, S_IFREG, "file");
 	if (cfg->chroot_list_enable && cfg->chroot_list_file[0] == '/')
 		check_kind(&ck, "chroot_list_file", cfg->chroot_list_file, S_IFREG, "file");
+	if (cfg->anonymous_enable && cfg->deny_email_enable)
+		check_kind(&ck, "banned_email_file", cfg->banned_email_file, S_IFREG, "file");
+	if (cfg->anonymous_enable && cfg->secure_email_list_enable)
+		check_kind(&ck, "email_password_file", cfg->email_password_file, S_IFREG, "file");
 	if (!cfg->syslog_enable && cfg->log_file[0] == '/')
 		check_log_dir(&ck, "log_file", cfg->log_file);
 	if (cfg->xferlog_enable && (cfg->xferlog_std_format || cfg->dual_log_enable) &&

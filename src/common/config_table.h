@@ -55,6 +55,14 @@ CFG_STR(anon_root, "",
 	"Directory anonymous sessions are chrooted to; empty means the home directory of ftp_username.")
 CFG_BOOL(no_anon_password, 0,
 	"Do not ask anonymous users for a password (reply 230 to USER).")
+CFG_BOOL(deny_email_enable, 0,
+	"Refuse an anonymous login whose password (an e-mail address, by custom) is a line of banned_email_file, as vsftpd: 530, counted as a failed login. The session monitor reads the file at each anonymous login; lines are compared whole (trailing blanks and lines starting with # ignored). A file that cannot be read refuses every anonymous login, with a log line; -t reports it.")
+CFG_STR(banned_email_file, "/etc/twinftpd.banned_emails",
+	"The list deny_email_enable reads, one password per line (vsftpd's default is /etc/vsftpd.banned_emails; -t and the start warn when a config relies on that name and the file exists).")
+CFG_BOOL(secure_email_list_enable, 0,
+	"Admit an anonymous login only with a password that is a line of email_password_file, as vsftpd: a low-hassle shared password for content that needs little protection. Any other password gets 530 and counts as a failed login. The file is read and compared as banned_email_file; one that cannot be read refuses every anonymous login.")
+CFG_STR(email_password_file, "/etc/twinftpd.email_passwords",
+	"The list secure_email_list_enable reads, one password per line (vsftpd's default is /etc/vsftpd.email_passwords; warned about as banned_email_file).")
 CFG_BOOL(local_enable, 1,
 	"Allow local users (authenticated through PAM) to log in.")
 CFG_STR(pam_service_name, "twinftpd",

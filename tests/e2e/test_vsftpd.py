@@ -707,6 +707,49 @@ def test_tcp_wrappers(make_server, tmp_path):
     f.quit()
 
 
+def test_anonymous_email_lists(make_server):
+    """deny_email_enable: an anonymous password listed in banned_email_file
+    gets 530, others log in; secure_email_list_enable: only a password of
+    email_password_file logs in. The password never reaches the log. A
+    list that cannot be read refuses every anonymous login, and -t says
+    which file is missing."""
+    srv = make_server(start=False)
+    banned, secure = os.path.join(srv.etc, "banned"), os.path.join(srv.etc, "secure")
+    with open(banned, "w") as fh:
+        fh.write("# harvesters\nspam@example.com  \n")
+    with open(secure, "w") as fh:
+        fh.write("letmein\nspam@example.com\n")
+    srv.opts.update({"deny_email_enable": True, "banned_email_file": banned})
+    srv.start()
+
+    def anon(password):
+        f = srv.connect()
+        try:
+            f.login("anonymous", password)
+            return f.quit()[:3]
+        except ftplib.Error as e:
+            f.close()
+            return str(e)[:3]
+
+    assert anon("spam@example.com") == "530"
+    assert anon("me@example.org") == "221"
+    srv.wait_log(r"anonymous login refused: its password is listed in banned_email_file")
+    srv.stop()
+    srv.opts.update({"secure_email_list_enable": True, "email_password_file": secure})
+    srv.start()
+    assert anon("letmein") == "221"
+    assert anon("me@example.org") == "530"
+    assert anon("spam@example.com") == "530"
+    srv.ftp("alice").quit()             # local logins are not anonymous ones
+    srv.wait_log(r"its password is not listed in email_password_file")
+    assert "letmein" not in srv.log_text() and "spam@" not in srv.log_text()
+    os.unlink(secure)
+    assert anon("letmein") in ("421", "530")
+    srv.wait_log(r"cannot read email_password_file %s" % re.escape(secure))
+    r, _, err = _check(srv.conf_path)
+    assert "email_password_file: file %s" % secure in err, err
+
+
 def test_ls_recurse_off_ignores_R(make_server):
     srv = make_server()
     _tree(srv)
