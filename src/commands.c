@@ -1169,6 +1169,44 @@ find_verb(const char *name)
 	return NULL;
 }
 
+/* The verbs whose whole argument is a path, for "~" (vsftpd's tilde). */
+static int
+takes_path(verb_handler *fn)
+{
+	static verb_handler *const path_verbs[] = {
+		cmd_cwd, cmd_retr, cmd_stor, cmd_appe, cmd_stou, cmd_dele, cmd_mkd, cmd_rmd,
+		cmd_rnfr, cmd_rnto, cmd_size, cmd_mdtm, cmd_mlst, cmd_mlsd, cmd_list, cmd_nlst,
+		cmd_stat,
+	};
+	size_t i;
+
+	for (i = 0; i < TW_ARRAY_LEN(path_verbs); i++)
+		if (fn == path_verbs[i])
+			return 1;
+	return 0;
+}
+
+/*
+ * vsftpd's tilde: a path argument "~" or "~/rest" names the directory
+ * the login started in (PWD's answer after the login: "/" in a chroot).
+ * "~user" stays a name (tilde_user_enable is not built). Returns arg,
+ * or the expanded path in a buffer of ours.
+ */
+static char *
+tilde_path(struct session *s, char *arg)
+{
+	static char buf[PATH_MAX];
+	const char *home = s->home;
+
+	if (home == NULL || arg[0] != '~' || (arg[1] != '\0' && arg[1] != '/'))
+		return arg;
+	if (strcmp(home, "/") == 0 && arg[1] == '/')
+		home = "";
+	if (tw_snprintf(buf, sizeof(buf), "%s%s", home, arg + 1) < 0)
+		return arg;
+	return buf;
+}
+
 void
 cmd_dispatch(struct session *s, char *line)
 {
@@ -1207,5 +1245,7 @@ cmd_dispatch(struct session *s, char *line)
 	/* RNTO must follow RNFR directly (RFC 959 4.1.3). */
 	if (fn != cmd_rnto && fn != cmd_rnfr)
 		s->have_rnfr = 0;
+	if (s->logged_in && arg[0] == '~' && takes_path(fn))
+		arg = tilde_path(s, arg);
 	fn(s, arg);
 }

@@ -497,6 +497,12 @@ tls_init(const struct tw_config *cfg, char *err, size_t errlen)
 	ctx = ctx_new(cfg, err, errlen);
 	if (ctx == NULL)
 		return -1;
+	/* OpenSSL says "system lib" for a missing file: say what it is. */
+	if (access(cfg->rsa_cert_file, R_OK) != 0) {
+		(void)snprintf(err, errlen, "rsa_cert_file %s: %s", cfg->rsa_cert_file,
+			       strerror(errno));
+		goto fail;
+	}
 	if (!SSL_CTX_use_certificate_chain_file(ctx, cfg->rsa_cert_file)) {
 		tls_error(err, errlen, "rsa_cert_file %s", cfg->rsa_cert_file);
 		goto fail;

@@ -290,6 +290,8 @@ worker_postlogin_run(const struct tw_config *cfg, int ctrl_fd, int ipc_fd,
 	log_protocol_start(s);
 	s->anonymous = login->anonymous;
 	tw_strlcpy(s->user, login->user, sizeof(s->user));
+	/* vsftpd's "~": the directory the login starts in (commands.c). */
+	s->home = getcwd(NULL, 0);
 	/*
 	 * A root directory the user can write to lets them plant files that
 	 * libc and PAM look up by absolute path (vsftpd's rule too).

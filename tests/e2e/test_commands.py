@@ -661,6 +661,30 @@ def test_mdtm_write_needs_write(make_server):
         f.quit()
 
 
+def test_tilde_is_the_login_directory(sess, make_server):
+    """As vsftpd: a path "~" or "~/rest" names where the login started
+    ("/" in a chroot, the home outside one); "~user" is a plain name."""
+    srv, f = sess
+    f.cwd("sub")
+    f.cwd("~")
+    assert f.pwd() == "/"
+    f.cwd("sub")
+    assert retr(f, "RETR ~/hello.txt")[0] == b"hello world\n"
+    stor(f, "STOR ~/tilde.txt", b"t")
+    assert srv.read("tilde.txt") == b"t"
+    assert rc(f, "SIZE ~/tilde.txt") == (213, "213 1")
+    assert b"tilde.txt" in retr(f, "NLST ~")[0]
+    assert rc(f, "CWD ~alice")[0] == 550
+    f.cwd("~/sub")
+    assert f.pwd() == "/sub"
+    free = make_server({"chroot_local_user": False})
+    g = free.ftp("alice")
+    g.cwd("/")
+    g.cwd("~")
+    assert g.pwd() == free.home("alice")
+    g.quit()
+
+
 def test_abor_idle(sess):
     _, f = sess
     cd, resp = rc(f, "ABOR")
