@@ -41,15 +41,26 @@ auth_name_in_file(const char *file, const char *name)
 	FILE *f;
 	int found = 0;
 
+	int cut = 0;	/* the line read continues a longer one */
+
 	f = fopen(file, "re");
 	if (f == NULL)
 		return -1;
 	while (!found && fgets(line, sizeof(line), f) != NULL) {
 		size_t n = strlen(line);
+		int part = cut;
 
 		total += n;
-		if (total > AUTH_LIST_MAX_BYTES)
-			break;
+		/* Past the bound the list is not read whole: as unreadable. */
+		if (total > AUTH_LIST_MAX_BYTES) {
+			fclose(f);
+			errno = EFBIG;
+			return -1;
+		}
+		/* A line longer than any name: none of its pieces is a line. */
+		cut = n > 0 && line[n - 1] != '\n' && !feof(f);
+		if (part || cut)
+			continue;
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' ||
 				 line[n - 1] == ' ' || line[n - 1] == '\t'))
 			line[--n] = '\0';

@@ -87,9 +87,11 @@ int auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 int auth_user_config(const struct tw_config *cfg, const char *user, struct tw_config *out);
 
 /*
- * Whether name is listed in file (one name per line, '#' comments):
- * 1 or 0, or -1 (errno set) when the file cannot be read, which each
- * caller treats as a refusal: vsftpd too refuses every login then.
+ * Whether name is listed in file (one name per line, '#' comments,
+ * trailing blanks ignored; a line longer than any name matches nothing):
+ * 1 or 0, or -1 (errno set) when the file cannot be read or is larger
+ * than 1 MB (EFBIG), which each caller treats as a refusal: vsftpd too
+ * refuses every login then.
  */
 int auth_name_in_file(const char *file, const char *name);
 

@@ -282,6 +282,25 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 		explicit_bzero(m->payload, sizeof(m->payload));
 		return monitor_abort(mon, "malformed LOGIN request");
 	}
+	/*
+	 * A balancer's connection whose worker named no client (a health
+	 * check, or a hostile worker): the balancer itself is the client,
+	 * admitted as one (tcp_wrappers) before any login.
+	 */
+	if (mon->unnamed_admit != NULL && mon->granted[IPC_PROXY_CLIENT] == 0 &&
+	    tw_rt.proxy_trusted.n != 0 && sa_cidr_list_match(&tw_rt.proxy_trusted, &mon->peer)) {
+		const char *refusal = mon->unnamed_admit(mon);
+
+		if (refusal != NULL) {
+			explicit_bzero(pass, sizeof(pass));
+			explicit_bzero(m->payload, sizeof(m->payload));
+			tw_log(TW_LOG_INFO, "refused login of Client \"%s\" (a balancer's "
+			       "connection that named no client): %s", mon->peer_ip, refusal);
+			if (!mon->ctrl_tls && !config_implicit_tls(mon->cfg, sa_port(&mon->local)))
+				reply_final(mon->client_fd, 421, refusal);
+			return MONITOR_EXIT_OK;
+		}
+	}
 	if (mon->user == NULL)
 		mon->user = tw_scratch_alloc(sizeof(*mon->user));
 	if (mon->cfg->user_config_dir[0] != '\0' && mon->user_cfg == NULL)

@@ -121,6 +121,14 @@ struct monitor {
 	 * hook: no listener to ask (inetd mode), admitted.
 	 */
 	const char *(*proxy_admit)(struct monitor *mon);
+	/*
+	 * The role code's admission of a trusted balancer's connection that
+	 * named no client and asks to log in (its own address, mon->peer):
+	 * NULL when admitted, else the 421's text. Checked here, at LOGIN,
+	 * so that a worker that never sends PROXY_CLIENT skips nothing.
+	 * NULL hook: admitted.
+	 */
+	const char *(*unnamed_admit)(struct monitor *mon);
 };
 
 /* The session's peer and its printed form (logs); v4-mapped ones as IPv4. */

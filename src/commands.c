@@ -766,11 +766,33 @@ cmd_size(struct session *s, char *arg)
 	ctrl_reply(&s->ctrl, 213, "%lld", (long long)st.st_size);
 }
 
+static char *tilde_path(struct session *s, char *arg);
+
 /* mdtm_write: path's access and modification times to tm (UTC, or local). */
+/*
+ * tm as local time, without mktime(): in a chroot glibc's mktime reads
+ * /etc/localtime again, does not find it, and the whole session goes to
+ * UTC. localtime_r uses the zone loaded before the chroot. Two passes
+ * find the offset on either side of a change (DST).
+ */
+static time_t
+local_to_time(struct tm *tm)
+{
+	time_t utc = timegm(tm), t;
+	struct tm lt;
+
+	if (utc == (time_t)-1 || localtime_r(&utc, &lt) == NULL)
+		return (time_t)-1;
+	t = utc - lt.tm_gmtoff;
+	if (localtime_r(&t, &lt) == NULL)
+		return (time_t)-1;
+	return utc - lt.tm_gmtoff;
+}
+
 static void
 mdtm_set(struct session *s, const char *path, struct tm *tm)
 {
-	time_t t = s->cfg->use_localtime ? mktime(tm) : timegm(tm);
+	time_t t = s->cfg->use_localtime ? local_to_time(tm) : timegm(tm);
 	struct timespec ts[2] = { { t, 0 }, { t, 0 } };
 	struct stat st;
 
@@ -793,18 +815,22 @@ cmd_mdtm(struct session *s, char *arg)
 	/*
 	 * mdtm_write (vsftpd): "MDTM YYYYMMDDHHMMSS path", when the whole
 	 * argument names no file. Without the right to write it is a plain
-	 * MDTM of that path, as in vsftpd.
+	 * MDTM of the whole argument, which names no file: 550, as in vsftpd.
 	 */
 	if (s->cfg->mdtm_write && stat(arg, &st) != 0) {
 		const char *p = ftp_mdtm_write_args(arg, &tm);
 
 		if (p != NULL)
-			path = p;
+			path = tilde_path(s, arg + (p - arg));
 	}
 	if (!check_path(s, path))
 		return;
-	if (path != arg && may_write(s, W_OTHER)) {
-		mdtm_set(s, path, &tm);
+	if (path != arg) {
+		/* vsftpd: no right to write, and the whole argument names no file. */
+		if (may_write(s, W_OTHER))
+			mdtm_set(s, path, &tm);
+		else
+			ctrl_reply(&s->ctrl, 550, "Could not get file modification time.");
 		return;
 	}
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||

@@ -399,6 +399,14 @@ session_hand_over(struct monitor *m)
 /* What tcp_wrappers=YES answers a refused client (vsftpd's words). */
 #define TCPWRAP_REFUSAL "Service not available."
 
+/* tcp_wrappers' verdict on the session's peer: NULL, or the 421's text. */
+static const char *
+session_tcpwrap_admit(struct monitor *m)
+{
+	return m->cfg->tcp_wrappers && !tcpwrap_allows(&m->peer, &m->local) ? TCPWRAP_REFUSAL
+									     : NULL;
+}
+
 static const char *
 session_proxy_admit(struct monitor *m)
 {
@@ -407,7 +415,7 @@ session_proxy_admit(struct monitor *m)
 	uint32_t verdict = LISTENER_UNAVAILABLE;
 	int sv[2], none, rc;
 
-	if (m->cfg->tcp_wrappers && !tcpwrap_allows(&m->peer, &m->local))
+	if (session_tcpwrap_admit(m) != NULL)
 		return TCPWRAP_REFUSAL;
 	if (listener_proxy_chan < 0)
 		return NULL;	/* inetd mode: no listener, no limits to keep */
@@ -457,7 +465,7 @@ session_attach_client(int client_fd)
 	/* Not a balancer's: this session has nothing to tell the listener. */
 	session_drop_listener_chan();
 	/* tcp_wrappers: before a worker says a word to the client. */
-	if (mon.cfg->tcp_wrappers && !tcpwrap_allows(&mon.peer, &mon.local)) {
+	if (session_tcpwrap_admit(&mon) != NULL) {
 		tw_log(TW_LOG_INFO, "tcp_wrappers: refused Client \"%s\"", mon.peer_ip);
 		if (!config_implicit_tls(mon.cfg, sa_port(&mon.local)))
 			reply_final(mon.client_fd, 421, TCPWRAP_REFUSAL);
@@ -474,6 +482,7 @@ session_monitor_init(const struct tw_config *cfg)
 	tls_session_keys_new();
 	mon.hand_over = session_hand_over;
 	mon.proxy_admit = session_proxy_admit;
+	mon.unnamed_admit = session_tcpwrap_admit;
 	/* Until the login this session, and the workers it forks, run
 	 * login_nice nicer than the listener (session_hand_over). */
 	if (tw_rt.login_nice)

@@ -53,12 +53,19 @@ tcpwrap_allows(const struct sockaddr_storage *client, const struct sockaddr_stor
 	request_init(&req, RQ_DAEMON, daemon, RQ_FILE, -1, RQ_CLIENT_SIN, (struct sockaddr *)&c,
 		     RQ_SERVER_SIN, (struct sockaddr *)&l, 0);
 	sock_methods(&req);
-	/* No option runs a program or changes this process (twist clears
-	 * dry_run: set it for every call); umask is the one that ignores it. */
+	/* No option runs a program (twist clears dry_run: set it for every
+	 * call); umask ignores it and is put back, setenv only sets a
+	 * variable of this process that nothing here reads. */
 	dry_run = 1;
 	mask = umask(077);
 	ok = hosts_access(&req);
 	(void)umask(mask);
+	/*
+	 * A matching twist rule clears dry_run: it would have replaced the
+	 * service with its command, so the client gets no FTP here either.
+	 */
+	if (dry_run == 0)
+		ok = 0;
 	return ok != 0;
 }
 

@@ -16,8 +16,10 @@
  * let client reach local, 0 when they refuse it. The tables are read at
  * each call, so an edit counts from the next connection. A host name in
  * a rule costs a reverse lookup of the client (libwrap's, with its
- * forward check), in this session only. Options are not run: spawn and
- * twist start no program, and a rule counts as its table says.
+ * forward check), in this session only. Options are not run: spawn
+ * starts no program and a rule counts as its table says, except that a
+ * matching twist rule refuses (its command would have replaced the
+ * service).
  */
 int tcpwrap_allows(const struct sockaddr_storage *client, const struct sockaddr_storage *local);
 

@@ -1016,7 +1016,7 @@ file_lock(struct session *s, int file, short type, const char *path)
 }
 
 /* The answer to a transfer whose file another session kept locked. */
-#define LOCK_BUSY_REPLY "File busy: another session is writing it."
+#define LOCK_BUSY_REPLY "File busy: another session is transferring it."
 
 /* Returns file when it is open on a regular file (*st filled), else closes it: -1. */
 static int
@@ -1056,8 +1056,11 @@ data_cmd_retr(struct session *s, const char *path)
 		ctrl_reply(&s->ctrl, 450, LOCK_BUSY_REPLY);
 		return;
 	}
-	/* After a wait for an upload, the file is the one it wrote. */
-	if (s->cfg->lock_upload_files && fstat(file, &st) != 0) {
+	/*
+	 * After a wait for an upload, the file is the one it wrote, unless
+	 * the upload failed and was deleted (delete_failed_uploads).
+	 */
+	if (s->cfg->lock_upload_files && (fstat(file, &st) != 0 || st.st_nlink == 0)) {
 		close(file);
 		ctrl_reply(&s->ctrl, 550, "Failed to open file.");
 		return;
@@ -1328,18 +1331,20 @@ data_cmd_store(struct session *s, const char *path, int append, int unique)
 	else
 		rc = recv_file(&x, file);
 	rc = xfer_end(&x, rc);
-	if (close(file) != 0 && rc == XFER_OK)
-		rc = XFER_FILE_ERR;
 	/*
 	 * delete_failed_uploads: a file this upload created goes when the
 	 * upload failed (aborted, cut off, timed out, a write error), before
-	 * the reply. An anonymous session's sandbox has unlink only with
-	 * anon_other_write_enable (sandbox/seccomp_policy.h): without it the
-	 * partial file stays, as twinftpd.conf(5) says.
+	 * the reply, and before the close that drops its lock: a download
+	 * waiting for it finds it gone, not half written. An anonymous
+	 * session's sandbox has unlink only with anon_other_write_enable
+	 * (sandbox/seccomp_policy.h): without it the partial file stays, as
+	 * twinftpd.conf(5) says.
 	 */
 	if (rc != XFER_OK && u.created && s->cfg->delete_failed_uploads &&
 	    (!s->anonymous || s->cfg->anon_other_write_enable) && unlink(u.name) != 0)
 		worker_log(s, "delete_failed_uploads: %s: %s", u.name, strerror(errno));
+	if (close(file) != 0 && rc == XFER_OK)
+		rc = XFER_FILE_ERR;
 	if (unique && rc == XFER_OK)
 		ctrl_reply(&s->ctrl, 226, "Transfer complete (unique file name: %s).", u.name);
 	else

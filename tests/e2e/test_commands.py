@@ -642,23 +642,44 @@ def test_mdtm_write(sess):
     assert rc(f, "MDTM 20201302030405 hello.txt")[0] == 550
     assert rc(f, "MDTM 20200102030405 sub")[0] == 550
     assert rc(f, "MDTM 20200102030405 nosuch")[0] == 550
+    f.cwd("sub")
+    assert rc(f, "MDTM 20200102030406 ~/hello.txt")[0] == 213
+    f.cwd("/")
+    assert rc(f, "MDTM hello.txt")[1] == "213 20200102030406"
+    assert rc(f, "MDTM 20200102030405 hello.txt")[0] == 213
     assert rc(f, "MDTM hello.txt")[1] == "213 20200102030405"
 
 
 def test_mdtm_write_needs_write(make_server):
-    """Without write_enable (or mdtm_write) such an MDTM reads the named
-    file's time, as in vsftpd; the file is not touched."""
+    """Without write_enable (or mdtm_write) such an MDTM gets 550, as in
+    vsftpd (the whole argument names no file); the file is not touched."""
     for opts in ({"write_enable": False}, {"mdtm_write": False}):
         srv = make_server(opts)
         srv.put("f.txt", b"x", mtime=MTIME)
         f = srv.ftp("alice")
         cd, resp = rc(f, "MDTM 20200102030405 f.txt")
-        if opts.get("mdtm_write") is False:
-            assert cd == 550, resp
-        else:
-            assert cd == 213 and resp.split()[1][:14] == MTIME_STR, resp
+        assert cd == 550, resp
         assert os.stat(srv.path("f.txt")).st_mtime == MTIME
+        assert rc(f, "MDTM f.txt")[1].split()[1][:14] == MTIME_STR
         f.quit()
+
+
+def test_mdtm_write_local_time(make_server):
+    """use_localtime: the time MDTM sets is local time, across a DST
+    change, and later answers are in the same zone. (The server avoids
+    mktime, which with TZ unset reads /etc/localtime again inside the
+    chroot and turns the session to UTC; this test sets TZ, so it checks
+    the conversion, not that hazard.)"""
+    srv = make_server({"use_localtime": True}, extra_env={"TZ": ":Europe/Berlin"})
+    srv.put("f.txt", b"x", mtime=MTIME)
+    f = srv.ftp("alice")
+    # 2009-02-14 00:31:30 in Berlin (UTC+1) is MTIME.
+    assert rc(f, "MDTM f.txt")[1] == "213 20090214003130"
+    assert rc(f, "MDTM 20200701120000 f.txt")[0] == 213
+    # Summer: UTC+2.
+    assert os.stat(srv.path("f.txt")).st_mtime == calendar.timegm((2020, 7, 1, 10, 0, 0))
+    assert rc(f, "MDTM f.txt")[1] == "213 20200701120000"
+    f.quit()
 
 
 def test_tilde_is_the_login_directory(sess, make_server):

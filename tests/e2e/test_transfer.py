@@ -1078,3 +1078,28 @@ def test_lock_upload_files(make_server):
         up.quit()
         down.quit()
         s.stop()
+
+
+def test_download_waiting_for_a_failed_upload(make_server):
+    """lock_upload_files with delete_failed_uploads: a download that waits
+    for an upload which then fails gets 550, not the deleted half."""
+    s = make_server({"delete_failed_uploads": True})
+    up, down = s.ftp("alice"), s.ftp("alice")
+    up.sendcmd("TYPE I")
+    down.sendcmd("TYPE I")
+    conn, resp = open_data(up, "STOR fresh.bin")
+    assert resp.startswith("150"), resp
+    conn.sendall(b"h" * 100000)
+    wait_until(lambda: os.path.exists(s.path("fresh.bin")) and
+               os.path.getsize(s.path("fresh.bin")) == 100000, what="the half on disk")
+    dconn = _retr_sent(down, "fresh.bin")
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
+    assert code(up.getmultiline()) in (426, 451)
+    with pytest.raises(ftplib.error_perm) as e:
+        down.getresp()
+    assert str(e.value).startswith("550"), e.value
+    dconn.close()
+    assert not os.path.exists(s.path("fresh.bin"))
+    up.quit()
+    down.quit()

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "privsep/ipc.h"
+#include "privsep/auth.h"
 #include "privsep/monitor.h"
 #include "sandbox/sandbox.h"
 #include "src/common/config.h"
@@ -843,6 +844,17 @@ test_every_type_in_every_state(void)
 
 static const char *proxy_refusal;
 
+/* What the monitor wrote to the client (the other end, fd), at once. */
+static const char *
+client_got(int fd)
+{
+	static char reply[256];
+	ssize_t n = recv(fd, reply, sizeof(reply) - 1, MSG_DONTWAIT);
+
+	reply[n > 0 ? n : 0] = '\0';
+	return reply;
+}
+
 static const char *
 proxy_admit_test(struct monitor *mon)
 {
@@ -861,8 +873,6 @@ test_proxy_client(void)
 	struct sa_cidr_list saved = tw_rt.proxy_trusted;
 	struct direct d;
 	struct ipc_msg m;
-	char reply[256];
-	ssize_t n;
 	int sv[2];
 
 	if (sa_cidr_list_parse("127.0.0.0/30", &tw_rt.proxy_trusted) != 0)
@@ -901,9 +911,8 @@ test_proxy_client(void)
 	build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V4, FOREIGN_IP, 5000);
 	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_OK);
 	CHECK(direct_no_answer(&d));
-	n = recv(sv[1], reply, sizeof(reply) - 1, MSG_DONTWAIT);
-	reply[n > 0 ? n : 0] = '\0';
-	CHECK_STR(reply, "421 There are too many connections from your internet address.\r\n");
+	CHECK_STR(client_got(sv[1]),
+		  "421 There are too many connections from your internet address.\r\n");
 	expect_log("refused proxied Client \"127.0.0.2\"");
 	CHECK_INT(d.mon.login_fails, 0);
 	direct_close(&d);
@@ -940,6 +949,51 @@ test_proxy_client(void)
 	expect_log("untrusted source");
 	CHECK_STR(d.mon.peer_ip, PEER_IP);
 	direct_close(&d);
+	tw_rt.proxy_trusted = saved;
+}
+
+/*
+ * A trusted balancer's connection whose worker never named a client
+ * (PROXY_CLIENT) and asks to log in: the balancer is admitted as the
+ * client (tcp_wrappers), so a hostile worker skips no check by staying
+ * silent. Once a client was named, the hook is not asked.
+ */
+static void
+test_unnamed_balancer_login(void)
+{
+	struct sa_cidr_list saved = tw_rt.proxy_trusted;
+	struct direct d;
+	struct ipc_msg m;
+	int sv[2];
+
+	if (sa_cidr_list_parse("127.0.0.0/30", &tw_rt.proxy_trusted) != 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		abort();
+	proxy_refusal = "Service not available.";
+	direct_open(&d, MONITOR_PRELOGIN);
+	d.mon.unnamed_admit = proxy_admit_test;
+	d.mon.client_fd = sv[0];
+	build_request(&m, IPC_LOGIN);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_OK);
+	CHECK(direct_no_answer(&d));
+	CHECK_STR(client_got(sv[1]), "421 Service not available.\r\n");
+	expect_log("refused login of Client \"" PEER_IP "\" (a balancer's connection");
+	CHECK_INT(d.mon.login_fails, 0);
+	direct_close(&d);
+
+	/* A named client: the balancer's admission is not asked again. */
+	direct_open(&d, MONITOR_PRELOGIN);
+	d.mon.unnamed_admit = proxy_admit_test;
+	d.mon.client_fd = sv[0];
+	build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V4, FOREIGN_IP, 5000);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	CHECK_INT(direct_answer(&d, &m), 0);
+	build_request(&m, IPC_LOGIN);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	CHECK_INT(direct_login_result(&d), IPC_LOGIN_FAIL);
+	direct_close(&d);
+	close(sv[0]);
+	close(sv[1]);
 	tw_rt.proxy_trusted = saved;
 }
 
@@ -1941,6 +1995,43 @@ test_user_check(void)
 	cfg.userlist_enable = 0;
 }
 
+/*
+ * auth_name_in_file, which the user, chroot and anonymous password lists
+ * share: whole lines only (a longer line's pieces are no lines), and a
+ * file past its bound is unreadable, never a list cut short.
+ */
+static void
+test_name_in_file(void)
+{
+	char path[] = "/tmp/tw-test-list-XXXXXX", big[1000];
+	int fd = mkstemp(path);
+	FILE *f;
+	size_t i;
+
+	CHECK(fd >= 0);
+	f = fdopen(fd, "w");
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	fprintf(f, "# a comment\nbob  \n%s\nbob@example.org\nlast", big);
+	fclose(f);
+	CHECK_INT(auth_name_in_file(path, "bob"), 1);
+	CHECK_INT(auth_name_in_file(path, "bob@example.org"), 1);
+	CHECK_INT(auth_name_in_file(path, "last"), 1);
+	CHECK_INT(auth_name_in_file(path, "# a comment"), 0);
+	/* A piece of the long line is not a line of its own. */
+	CHECK_INT(auth_name_in_file(path, big + sizeof(big) - 1 - 100), 0);
+	CHECK_INT(auth_name_in_file(path, ""), 0);
+	f = fopen(path, "w");
+	for (i = 0; i < 150000; i++)	/* past 1 MB */
+		fprintf(f, "user%zu\n", i);
+	fprintf(f, "mallory\n");
+	fclose(f);
+	errno = 0;
+	CHECK_INT(auth_name_in_file(path, "mallory"), -1);
+	CHECK_INT(errno, EFBIG);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -1957,6 +2048,8 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	log_to_sink(capture_log);
 
+	test_name_in_file();
+	test_unnamed_balancer_login();
 	test_log_before_login();
 	test_postlogin_request_before_login();
 	test_malformed_and_unknown();
