@@ -261,6 +261,26 @@ sub_user_token(const char *tmpl, const char *token, const char *name, char *out,
 enum login_kind { LOGIN_LOCAL, LOGIN_ANONYMOUS, LOGIN_GUEST };
 
 /*
+ * tmpl (local_root when is_root, else a home directory) with
+ * user_sub_token replaced by the login name: in local_root always, in a
+ * home where it occurs. 0, or -1 (logged) when no usable name comes out.
+ */
+static int
+expand_dir(const char *tmpl, int is_root, const char *token, const char *login, char *out,
+	   size_t outsz)
+{
+	if (token[0] != '\0' && (is_root || strstr(tmpl, token) != NULL)) {
+		if (sub_user_token(tmpl, token, login, out, outsz) != 0) {
+			tw_log(TW_LOG_ERR, "%s for user %s: no usable directory name after "
+			       "user_sub_token", is_root ? "local_root" : "home directory", login);
+			return -1;
+		}
+		return 0;
+	}
+	return tw_strlcpy(out, tmpl, outsz) == 0 ? 0 : -1;
+}
+
+/*
  * The directory a non-anonymous login starts in (and is chrooted to when
  * chrooted): local_root, or the account's home, with user_sub_token
  * replaced by the login name in either (vsftpd replaces it in both), so
@@ -270,19 +290,8 @@ static int
 local_dir(const struct tw_config *cfg, const struct passwd *pw, const char *login,
 	  char *out, size_t outsz)
 {
-	const char *tmpl = cfg->local_root[0] != '\0' ? cfg->local_root : pw->pw_dir;
-	const char *token = cfg->user_sub_token;
-
-	if (token[0] != '\0' && (cfg->local_root[0] != '\0' || strstr(tmpl, token) != NULL)) {
-		if (sub_user_token(tmpl, token, login, out, outsz) != 0) {
-			tw_log(TW_LOG_ERR, "%s for user %s: no usable directory name after "
-			       "user_sub_token", cfg->local_root[0] != '\0' ? "local_root" :
-			       "home directory", login);
-			return -1;
-		}
-		return 0;
-	}
-	return tw_strlcpy(out, tmpl, outsz) == 0 ? 0 : -1;
+	return expand_dir(cfg->local_root[0] != '\0' ? cfg->local_root : pw->pw_dir,
+			  cfg->local_root[0] != '\0', cfg->user_sub_token, login, out, outsz);
 }
 
 /*
@@ -296,19 +305,12 @@ static int
 passwd_jail(const struct tw_config *cfg, const struct passwd *pw, const char *login,
 	    char *jail, size_t jailsz, char *start, size_t startsz)
 {
-	const char *token = cfg->user_sub_token, *mark;
+	const char *mark;
 	char home[PATH_MAX];
 	size_t n;
 
-	if (token[0] != '\0' && strstr(pw->pw_dir, token) != NULL) {
-		if (sub_user_token(pw->pw_dir, token, login, home, sizeof(home)) != 0) {
-			tw_log(TW_LOG_ERR, "home directory for user %s: no usable directory "
-			       "name after user_sub_token", login);
-			return -1;
-		}
-	} else if (tw_strlcpy(home, pw->pw_dir, sizeof(home)) != 0) {
+	if (expand_dir(pw->pw_dir, 0, cfg->user_sub_token, login, home, sizeof(home)) != 0)
 		return -1;
-	}
 	mark = strstr(home, "/./");
 	if (mark == NULL)
 		return 0;
@@ -325,6 +327,24 @@ passwd_jail(const struct tw_config *cfg, const struct passwd *pw, const char *lo
 	return tw_snprintf(start, startsz, "/%s", mark + 3) < 0 ? -1 : 1;
 }
 
+/* 0 when dir is a directory; else -1, and the log names it and the login. */
+static int
+login_dir_check(const char *name, const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) != 0) {
+		tw_log(TW_LOG_ERR, "login of %s refused: its directory %s: %s", name, dir,
+		       strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		tw_log(TW_LOG_ERR, "login of %s refused: %s is not a directory", name, dir);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * u->name is the login name; pw the account the session runs as (for a
  * guest, guest_username's, not the login name's).
@@ -335,7 +355,6 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind 
 {
 	char dir[PATH_MAX], jail_start[PATH_MAX];
 	const char *root;
-	struct stat st;
 	int chrooted, jailed = 0;
 
 	u->uid = pw->pw_uid;
@@ -395,30 +414,14 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind 
 	 * Checked here, not found missing by the worker after OK LOGIN: the
 	 * client gets 530 and the log names the directory.
 	 */
-	if (stat(root, &st) != 0) {
-		tw_log(TW_LOG_ERR, "login of %s refused: its directory %s: %s", u->name, root,
-		       strerror(errno));
+	if (login_dir_check(u->name, root) != 0)
 		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		tw_log(TW_LOG_ERR, "login of %s refused: %s is not a directory", u->name, root);
-		return -1;
-	}
 	if (jailed) {
 		char full[PATH_MAX];
 
-		if (tw_snprintf(full, sizeof(full), "%s%s", root, jail_start) < 0)
+		if (tw_snprintf(full, sizeof(full), "%s%s", root, jail_start) < 0 ||
+		    login_dir_check(u->name, full) != 0)
 			return -1;
-		if (stat(full, &st) != 0) {
-			tw_log(TW_LOG_ERR, "login of %s refused: its directory %s: %s", u->name,
-			       full, strerror(errno));
-			return -1;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			tw_log(TW_LOG_ERR, "login of %s refused: %s is not a directory", u->name,
-			       full);
-			return -1;
-		}
 		/* Chrooted: the jail, and the start inside it; else the home. */
 		if (tw_strlcpy(u->chroot_dir, chrooted ? root : "", sizeof(u->chroot_dir)) != 0 ||
 		    tw_strlcpy(u->start_dir, chrooted ? jail_start : full,

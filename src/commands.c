@@ -768,7 +768,6 @@ cmd_size(struct session *s, char *arg)
 
 static char *tilde_path(struct session *s, char *arg);
 
-/* mdtm_write: path's access and modification times to tm (UTC, or local). */
 /*
  * tm as local time, without mktime(): in a chroot glibc's mktime reads
  * /etc/localtime again, does not find it, and the whole session goes to
@@ -789,6 +788,7 @@ local_to_time(struct tm *tm)
 	return utc - lt.tm_gmtoff;
 }
 
+/* mdtm_write: path's access and modification times to tm (UTC, or local). */
 static void
 mdtm_set(struct session *s, const char *path, struct tm *tm)
 {

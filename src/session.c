@@ -413,10 +413,11 @@ session_proxy_admit(struct monitor *m)
 	struct listener_proxy_rec r;
 	struct pollfd p;
 	uint32_t verdict = LISTENER_UNAVAILABLE;
+	const char *refusal = session_tcpwrap_admit(m);
 	int sv[2], none, rc;
 
-	if (session_tcpwrap_admit(m) != NULL)
-		return TCPWRAP_REFUSAL;
+	if (refusal != NULL)
+		return refusal;
 	if (listener_proxy_chan < 0)
 		return NULL;	/* inetd mode: no listener, no limits to keep */
 	if (ipc_socketpair(sv) != 0) {

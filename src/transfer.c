@@ -1179,6 +1179,21 @@ upload_check(struct session *s, struct upload *u)
  * regular file, as an upload always has) and, for a STOR from the start,
  * truncates it. Returns the file or -1.
  */
+/*
+ * An upload's write lock on file (lock_upload_files), before a byte is
+ * written or the file truncated. Returns file, or -1 with u->busy set
+ * when another session kept it locked (file closed); -1 stays -1.
+ */
+static int
+upload_lock(struct session *s, struct upload *u, int file)
+{
+	if (file < 0 || file_lock(s, file, F_WRLCK, u->name) == 0)
+		return file;
+	u->busy = 1;
+	close(file);
+	return -1;
+}
+
 static int
 upload_open_existing(struct session *s, struct upload *u)
 {
@@ -1187,12 +1202,8 @@ upload_open_existing(struct session *s, struct upload *u)
 
 	if (tw_strlcpy(u->name, u->path, sizeof(u->name)) != 0)
 		return -1;
-	file = regular_file(open(u->path, UPLOAD_OPEN_FLAGS | (u->append ? O_APPEND : 0)), &st);
-	if (file >= 0 && file_lock(s, file, F_WRLCK, u->name) != 0) {
-		u->busy = 1;
-		close(file);
-		return -1;
-	}
+	file = upload_lock(s, u, regular_file(open(u->path, UPLOAD_OPEN_FLAGS |
+						     (u->append ? O_APPEND : 0)), &st));
 	/* Locked first: a download that holds its lock reads the old file whole. */
 	if (file >= 0 && (fstat(file, &st) != 0 || u->rest > (unsigned long long)st.st_size ||
 			  (!u->append && u->rest == 0 && ftruncate(file, 0) != 0))) {
@@ -1223,7 +1234,7 @@ upload_create(struct session *s, struct upload *u, mode_t mode)
 		fd = open(u->path, flags | (u->append ? O_APPEND : 0), mode);
 		u->created = fd >= 0;
 		if (fd >= 0 || errno != EEXIST || u->no_overwrite)
-			return fd;
+			return upload_lock(s, u, fd);
 		return upload_open_existing(s, u);
 	}
 	for (i = 0; i < STOU_MAX_TRIES; i++) {
@@ -1238,7 +1249,7 @@ upload_create(struct session *s, struct upload *u, mode_t mode)
 		fd = open(u->name, flags, mode);
 		u->created = fd >= 0;
 		if (fd >= 0 || errno != EEXIST)
-			return fd;
+			return upload_lock(s, u, fd);
 	}
 	return -1;
 }
@@ -1254,17 +1265,10 @@ upload_open(struct session *s, struct upload *u)
 	struct stat st;
 	int file;
 
-	if (u->exists) {
+	if (u->exists)
 		file = upload_open_existing(s, u);
-	} else {
+	else
 		file = regular_file(upload_create(s, u, (mode_t)s->cfg->file_open_mode), &st);
-		/* A new file: another session can hold a lock only if it just opened it. */
-		if (file >= 0 && file_lock(s, file, F_WRLCK, u->name) != 0) {
-			u->busy = 1;
-			close(file);
-			return -1;
-		}
-	}
 	/*
 	 * chown_uploads: the new file goes to chown_username before a byte
 	 * is written (vsftpd does the same); this process keeps writing

@@ -122,10 +122,10 @@ static const char *const vsftpd_options[] = {
  * vsftpd options twinftpd does not implement, with the value at which
  * each changes nothing here: what twinftpd does anyway, which is
  * vsftpd's default. A vsftpd.conf that spells out such a value starts,
- * with a note. Any other value would change behaviour and stays an error. kind: 'b' YES/NO, 'n' a
- * decimal and 'o' an octal number, 's' a string ("" for unset), '*' any
- * value, for the options whose every value means nothing here; why says
- * so.
+ * with a note. Any other value would change behaviour and stays an
+ * error. kind: 'b' YES/NO, 'n' a decimal and 'o' an octal number, 's' a
+ * string ("" for unset), '*' any value, for the options whose every
+ * value means nothing here; why says so.
  */
 static const struct {
 	const char *name;

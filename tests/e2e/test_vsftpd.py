@@ -658,12 +658,6 @@ def test_force_dot_files(make_server):
     f.quit()
 
 
-def _refused_at_greeting(srv):
-    """Connects; returns all the server sent before it closed."""
-    with socket.create_connection((twhelpers.HOST, srv.port), twhelpers.TIMEOUT) as c:
-        return twhelpers.recv_all(c)
-
-
 def test_tcp_wrappers(make_server, tmp_path):
     """tcp_wrappers=YES: hosts.allow and hosts.deny (here files the test
     names, through a test build's hook) decide for each connection, read
@@ -678,7 +672,7 @@ def test_tcp_wrappers(make_server, tmp_path):
     srv = make_server({"tcp_wrappers": True},
                       extra_env={"TW_TEST_HOSTS_ALLOW": str(allow),
                                  "TW_TEST_HOSTS_DENY": str(deny)})
-    assert _refused_at_greeting(srv) == b"421 Service not available.\r\n"
+    assert twhelpers.sent_before_close(srv) == b"421 Service not available.\r\n"
     srv.wait_log(r'tcp_wrappers: refused Client "%s"' % re.escape(twhelpers.HOST))
 
     allow.write_text("twinftpd: %s : spawn /bin/touch %s\n" % (twhelpers.HOST, marker))
@@ -691,11 +685,11 @@ def test_tcp_wrappers(make_server, tmp_path):
     allow.write_text("twinftpd: ALL EXCEPT %s : allow\ntwinftpd: ALL : deny\n"
                      % twhelpers.HOST)
     deny.write_text("")
-    assert _refused_at_greeting(srv) == b"421 Service not available.\r\n"
+    assert twhelpers.sent_before_close(srv) == b"421 Service not available.\r\n"
 
     allow.write_text("# vsftpd's\nvsftpd: %s\n" % twhelpers.HOST)
     deny.write_text("ALL: ALL\n")
-    assert _refused_at_greeting(srv) == b"421 Service not available.\r\n"
+    assert twhelpers.sent_before_close(srv) == b"421 Service not available.\r\n"
     r, _, err = twhelpers.check_config(srv.conf_path, env=srv.env())
     assert r.returncode == 0, err
     assert "tcp_wrappers: %s:2 names the daemon vsftpd" % allow in err, err

@@ -173,6 +173,13 @@ def alive(pid, starttime):
     return st is not None and st[2] == starttime and st[1] != "Z"
 
 
+def sent_before_close(srv):
+    """Connects to srv; returns all it sent before it closed (a refusal at
+    the greeting)."""
+    with socket.create_connection((HOST, srv.port), TIMEOUT) as c:
+        return recv_all(c)
+
+
 def abor_codes(f):
     """Sends ABOR on f's control connection (plain, without the Telnet
     urgent signal) during a transfer; returns the codes of the replies up
