@@ -333,6 +333,8 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	}
 	if (rc == AUTH_OK) {
 		mon->login_flags = flags;
+		if (mon->cfg->delay_successful_login)
+			sleep(mon->cfg->delay_successful_login);
 		return monitor_logged_in(mon);
 	}
 	if (rc == AUTH_DENIED) {

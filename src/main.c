@@ -349,8 +349,8 @@ main(int argc, char **argv)
 	}
 	check_origin = NULL;
 	if (check_only) {
-		errors += startcheck_report(&cfg, report_problem, NULL);
 		startcheck_vsftpd_files(&cfg, warn_stderr);
+		errors += startcheck_report(&cfg, report_problem, NULL);
 	}
 	if (errors != 0) {
 		if (check_only)

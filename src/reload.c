@@ -11,6 +11,7 @@
 #include "src/derived.h"
 #include "src/pool.h"
 #include "src/session_table.h"
+#include "src/startcheck.h"
 
 /*
  * Settings a reload cannot change: the sockets are bound (and the
@@ -113,6 +114,7 @@ listener_reload(struct tw_config *live)
 		return;
 	}
 	keep_restart_only(&next, live);
+	startcheck_vsftpd_files(&next, warn_log);
 	/* Derived from the live copy (tls.c keeps a pointer to it), put back if refused. */
 	old = *live;
 	*live = next;

@@ -176,13 +176,14 @@ check_pasv_name(struct checker *ck, const char *name)
 }
 
 void
-startcheck_vsftpd_files(const struct tw_config *cfg, void (*warn)(const char *msg))
+startcheck_vsftpd_files(struct tw_config *cfg, void (*warn)(const char *msg))
 {
 	/* vsftpd's upstream names, then those Red Hat's package compiles in. */
-	const struct {
+	struct {
 		const char *option;
 		int enabled;
-		const char *file, *ours, *vsftpd[2];
+		char *file;
+		const char *ours, *vsftpd[2];
 	} lists[] = {
 		{ "userlist_file", cfg->userlist_enable, cfg->userlist_file,
 		  "/etc/twinftpd.user_list", { "/etc/vsftpd.user_list", "/etc/vsftpd/user_list" } },
@@ -200,15 +201,32 @@ startcheck_vsftpd_files(const struct tw_config *cfg, void (*warn)(const char *ms
 	size_t i, j;
 
 	for (i = 0; i < TW_ARRAY_LEN(lists); i++) {
+		int ours;
+
 		if (!lists[i].enabled || strcmp(lists[i].file, lists[i].ours) != 0)
 			continue;
+		ours = access(lists[i].ours, F_OK) == 0;
 		for (j = 0; j < TW_ARRAY_LEN(lists[i].vsftpd); j++) {
 			if (access(lists[i].vsftpd[j], F_OK) != 0)
 				continue;
-			(void)snprintf(msg, sizeof(msg), "%s is twinftpd's %s, not vsftpd's %s "
-				       "(which exists): to keep using that list, set %s=%s",
-				       lists[i].option, lists[i].file, lists[i].vsftpd[j],
-				       lists[i].option, lists[i].vsftpd[j]);
+			/*
+			 * The config relied on vsftpd's name for the list: with
+			 * no list of twinftpd's own, vsftpd's is the one it
+			 * meant (not an empty list, not every login refused).
+			 */
+			if (!ours) {
+				(void)snprintf(msg, sizeof(msg), "%s: twinftpd's %s does not "
+					       "exist; vsftpd's %s is read instead (set %s to "
+					       "silence this)", lists[i].option, lists[i].ours,
+					       lists[i].vsftpd[j], lists[i].option);
+				(void)tw_strlcpy(lists[i].file, lists[i].vsftpd[j], CONFIG_MAX_STR);
+			} else {
+				(void)snprintf(msg, sizeof(msg), "%s is twinftpd's %s, not vsftpd's "
+					       "%s (which exists too): to use that list instead, "
+					       "set %s=%s", lists[i].option, lists[i].ours,
+					       lists[i].vsftpd[j], lists[i].option,
+					       lists[i].vsftpd[j]);
+			}
 			warn(msg);
 			break;
 		}

@@ -13,13 +13,14 @@
 unsigned startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx);
 
 /*
- * A vsftpd.conf that turns on userlist_enable or chroot_list_enable
- * without naming the file relied on vsftpd's file name; twinftpd's
- * default is another. Warns (through warn) for each such list whose
- * vsftpd file exists, naming the line that keeps using it; and with
- * tcp_wrappers, for each hosts.allow/hosts.deny rule written for vsftpd
- * alone (src/tcpwrap.h).
+ * A vsftpd.conf that turns on userlist_enable, chroot_list_enable or an
+ * e-mail list without naming the file relied on vsftpd's file name;
+ * twinftpd's default is another. For each such list whose vsftpd file
+ * exists: when twinftpd's does not, cfg is changed to read vsftpd's;
+ * when both exist, twinftpd's is read. Either way warn says which, and
+ * the line that would choose. With tcp_wrappers, warns for each
+ * hosts.allow/hosts.deny rule written for vsftpd alone (src/tcpwrap.h).
  */
-void startcheck_vsftpd_files(const struct tw_config *cfg, void (*warn)(const char *msg));
+void startcheck_vsftpd_files(struct tw_config *cfg, void (*warn)(const char *msg));
 
 #endif

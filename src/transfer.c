@@ -302,17 +302,31 @@ data_xfer_rate(const struct session *s)
 	return s->anonymous ? s->cfg->anon_max_rate : s->cfg->local_max_rate;
 }
 
-/* How much a paced transfer moves between pauses (at most cap). */
+/* trans_chunk_size's bounds, vsftpd's: below the first counts as it, and
+ * at or above the second as the second. */
+#define TRANS_CHUNK_MIN 4096
+#define TRANS_CHUNK_MAX 65536
+
+/*
+ * How much a paced transfer moves between pauses (at most cap): a
+ * quarter of a second's worth, or trans_chunk_size when that is less.
+ */
 static size_t
 pace_chunk(const struct xfer *x, size_t cap)
 {
-	size_t chunk;
+	size_t chunk, limit = x->s->cfg->trans_chunk_size;
 
 	if (x->rate == 0)
 		return cap;
 	chunk = x->rate / PACE_CHUNKS_PER_S;
 	if (chunk == 0)
 		chunk = 1;
+	if (limit > 0) {
+		limit = limit < TRANS_CHUNK_MIN ? TRANS_CHUNK_MIN
+		      : limit > TRANS_CHUNK_MAX ? TRANS_CHUNK_MAX : limit;
+		if (limit < chunk)
+			chunk = limit;
+	}
 	return chunk < cap ? chunk : cap;
 }
 

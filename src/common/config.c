@@ -64,6 +64,10 @@ static const struct {
 	const char *name;
 } cfg_aliases[] = {
 	{ "vsftpd_log_file", "log_file" },
+	/* vsftpd 3.0.5's spellings of its TLS version switches */
+	{ "ssl_tlsv11", "ssl_tlsv1_1" },
+	{ "ssl_tlsv12", "ssl_tlsv1_2" },
+	{ "ssl_tlsv13", "ssl_tlsv1_3" },
 };
 
 /*
@@ -154,8 +158,6 @@ static const struct {
 	{ "tilde_user_enable", 'b', "NO", NULL },
 	{ "ftp_enable", 'b', "YES", NULL },
 	{ "http_enable", 'b', "NO", NULL },
-	{ "delay_successful_login", 'n', "0", NULL },
-	{ "trans_chunk_size", 'n', "0", NULL },
 	{ "user_sub_token", 's', "", NULL },
 	{ "dsa_cert_file", 's', "", NULL },
 	{ "dsa_private_key_file", 's', "", NULL },
@@ -673,7 +675,7 @@ static const char *const per_session_options[] = {
 	"force_dot_files", "delete_failed_uploads", "mdtm_write", "lock_upload_files",
 	"pasv_enable", "pasv_min_port", "pasv_max_port", "pasv_promiscuous",
 	"port_enable", "port_promiscuous", "use_sendfile", "local_max_rate",
-	"anon_max_rate", "force_local_data_ssl", "force_anon_data_ssl",
+	"anon_max_rate", "trans_chunk_size", "force_local_data_ssl", "force_anon_data_ssl",
 	"idle_session_timeout", "data_connection_timeout", "accept_timeout",
 	"connect_timeout", "xferlog_enable", "log_ftp_protocol",
 };

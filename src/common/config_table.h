@@ -58,11 +58,11 @@ CFG_BOOL(no_anon_password, 0,
 CFG_BOOL(deny_email_enable, 0,
 	"Refuse an anonymous login whose password (an e-mail address, by custom) is a line of banned_email_file, as vsftpd: 530, counted as a failed login. The session monitor reads the file at each anonymous login; lines are compared whole (trailing blanks and lines starting with # ignored). A file that cannot be read refuses every anonymous login, with a log line; -t reports it.")
 CFG_STR(banned_email_file, "/etc/twinftpd.banned_emails",
-	"The list deny_email_enable reads, one password per line (vsftpd's default is /etc/vsftpd.banned_emails; -t and the start warn when a config relies on that name and the file exists).")
+	"The list deny_email_enable reads, one password per line (vsftpd's default is /etc/vsftpd.banned_emails: left at this default, with twinftpd's file missing and vsftpd's there, vsftpd's is read, with a warning from -t and the start).")
 CFG_BOOL(secure_email_list_enable, 0,
 	"Admit an anonymous login only with a password that is a line of email_password_file, as vsftpd: a low-hassle shared password for content that needs little protection. Any other password gets 530 and counts as a failed login. The file is read and compared as banned_email_file; one that cannot be read refuses every anonymous login.")
 CFG_STR(email_password_file, "/etc/twinftpd.email_passwords",
-	"The list secure_email_list_enable reads, one password per line (vsftpd's default is /etc/vsftpd.email_passwords; warned about as banned_email_file).")
+	"The list secure_email_list_enable reads, one password per line (vsftpd's default is /etc/vsftpd.email_passwords, read instead as for banned_email_file).")
 CFG_BOOL(local_enable, 1,
 	"Allow local users (authenticated through PAM) to log in.")
 CFG_STR(pam_service_name, "twinftpd",
@@ -78,7 +78,7 @@ CFG_BOOL(passwd_chroot_enable, 0,
 CFG_BOOL(chroot_list_enable, 0,
 	"Use chroot_list_file: with chroot_local_user=NO it names the users who are chrooted, with YES the users who are not.")
 CFG_STR(chroot_list_file, "/etc/twinftpd.chroot_list",
-	"File with one user name per line, read at each login. A file that cannot be read refuses the login (the log names the file), as vsftpd does, rather than leaving the user's jail undecided. vsftpd's default is /etc/vsftpd.chroot_list (/etc/vsftpd/chroot_list on Red Hat): with chroot_list_enable and this option left at its default, -t and the start warn when such a file exists.")
+	"File with one user name per line, read at each login. A file that cannot be read refuses the login (the log names the file), as vsftpd does, rather than leaving the user's jail undecided. vsftpd's default is /etc/vsftpd.chroot_list (/etc/vsftpd/chroot_list on Red Hat): with chroot_list_enable and this option left at its default, when twinftpd's file does not exist and vsftpd's does, vsftpd's is read; -t and the start warn when such a file exists, saying which one is read.")
 CFG_BOOL(allow_writeable_chroot, 0,
 	"Allow a chroot directory that the user can write to. Off by default because a writable root lets a user plant files that libraries look up by absolute path.")
 CFG_BOOL(userlist_enable, 0,
@@ -86,9 +86,11 @@ CFG_BOOL(userlist_enable, 0,
 CFG_BOOL(userlist_deny, 1,
 	"With userlist_enable: YES denies the users in the list, NO allows only them.")
 CFG_STR(userlist_file, "/etc/twinftpd.user_list",
-	"File with one user name per line for userlist_enable ('#' starts a comment line). vsftpd's default is /etc/vsftpd.user_list (/etc/vsftpd/user_list on Red Hat): with userlist_enable and this option left at its default, -t and the start warn when such a file exists, naming the line that keeps using it.")
+	"File with one user name per line for userlist_enable ('#' starts a comment line). vsftpd's default is /etc/vsftpd.user_list (/etc/vsftpd/user_list on Red Hat): with userlist_enable and this option left at its default, when twinftpd's file does not exist and vsftpd's does, vsftpd's is read (the list the config meant); -t and the start warn when such a file exists, saying which one is read and the line that would choose.")
 CFG_UINT(delay_failed_login, 1, 0, 60,
 	"Seconds to wait before answering a failed login.")
+CFG_UINT(delay_successful_login, 0, 0, 60,
+	"Seconds to wait before answering a successful login (230), as vsftpd's option of the name. The wait is the session monitor's, after the password was checked. 0: none.")
 CFG_UINT(max_login_fails, 3, 1, 100,
 	"Failed logins after which the session is closed.")
 CFG_BOOL(dirmessage_enable, 0,
@@ -199,6 +201,8 @@ CFG_UINT(local_max_rate, 0, 0, 2147483647,
 	"Most bytes per second a local user's download (RETR) or upload (STOR, APPE, STOU) moves, on average over the transfer (a client that stalls for more than a second earns no burst above the rate afterwards); each session is limited alone. Listings are not limited. The transfer moves in chunks of about a quarter of a second's worth and pauses between them, still answering ABOR. 0 means no limit.")
 CFG_UINT(anon_max_rate, 0, 0, 2147483647,
 	"As local_max_rate, for anonymous sessions.")
+CFG_UINT(trans_chunk_size, 0, 0, 2147483647,
+	"Most bytes a rate-limited transfer (local_max_rate, anon_max_rate) moves between two of its pauses: smaller pieces make the rate smoother (vsftpd suggests 8192). As in vsftpd, a value below 4096 counts as 4096 and one of 65536 or more as 65536. 0: a quarter of a second's worth of the rate. A transfer without a rate limit moves as much as the socket takes, whatever this says.")
 
 /* --- TLS (FTPS, RFC 4217) --- */
 CFG_BOOL(ssl_enable, 0,

@@ -122,6 +122,17 @@ def test_delay_failed_login(make_server):
         assert time.monotonic() - t0 >= 0.9
 
 
+def test_delay_successful_login(make_server):
+    # vsftpd's delay_successful_login: the 230 waits.
+    s = make_server({"delay_successful_login": 2})
+    with s.ctrl() as c:
+        assert c.cmd("USER alice")[0] == 331
+        t0 = time.monotonic()
+        assert c.cmd("PASS alice-pw")[0] == 230
+        assert time.monotonic() - t0 >= 1.9
+        assert c.cmd("PWD")[0] == 257
+
+
 def test_pass_without_user(server):
     with server.ctrl() as c:
         cd, lines = c.cmd("PASS alice-pw")

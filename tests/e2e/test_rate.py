@@ -35,12 +35,15 @@ def _timed_retr(f, name, data):
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("sendfile", [True, False])
-def test_local_rate_paces_retr_and_stor(make_server, sendfile):
+@pytest.mark.parametrize("sendfile,chunk", [(True, 0), (False, 0), (True, 1000),
+                                            (False, 8192)])
+def test_local_rate_paces_retr_and_stor(make_server, sendfile, chunk):
     # data_connection_timeout below the transfer's length: a pause is
     # not idleness, so the paced transfer is not cut as stalled.
+    # trans_chunk_size cuts the pieces between pauses (1000 counts as
+    # vsftpd's floor, 4096): the rate and the bytes stay what they are.
     s = make_server({"local_max_rate": RATE, "data_connection_timeout": 2,
-                     "use_sendfile": sendfile})
+                     "use_sendfile": sendfile, "trans_chunk_size": chunk})
     data = os.urandom(MB)
     s.put("down.bin", data)
     f = s.ftp("alice")

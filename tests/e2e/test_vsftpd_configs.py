@@ -151,9 +151,11 @@ def test_centos7_file_with_tcp_wrappers(make_server, tmp_path):
 
 def test_rhel_file_relies_on_vsftpd_list_name(make_server, tmp_path):
     """RHEL's file turns userlist_enable on and names no file: vsftpd reads
-    /etc/vsftpd/user_list. -t and the start's log say twinftpd's file is
-    another and how to keep vsftpd's, and twinftpd's missing list refuses
-    every login (421 at USER), not an empty list that lets root in."""
+    /etc/vsftpd/user_list. With no list of twinftpd's own, twinftpd reads
+    that one (the list the file meant: root refused at USER, others asked
+    for a password), and -t and the start's log say so and which line
+    would choose. When twinftpd's own list exists, it is the one read,
+    and the warning names vsftpd's."""
     made_dir = not os.path.exists("/etc/vsftpd")
     rhel_list = "/etc/vsftpd/user_list"
     made_file = not os.path.exists(rhel_list)
@@ -162,25 +164,29 @@ def test_rhel_file_relies_on_vsftpd_list_name(make_server, tmp_path):
             os.mkdir("/etc/vsftpd", 0o755)
         if made_file:
             with open(rhel_list, "w") as f:
-                f.write("root\n")
+                f.write("root\nbob\n")
         conf = tmp_path / "vsftpd.conf"
         conf.write_text(fixture("rhel-local-chroot.conf"))
         r, _, err = twhelpers.check_config(str(conf))
-        # (An installed twinftpd may ship its own list; then only the warning.)
+        assert "userlist_file: file" not in err, err
+        # (An installed twinftpd may ship its own list; then that one is read.)
         ours_missing = not os.path.exists("/etc/twinftpd.user_list")
         if ours_missing:
-            assert r.returncode == 1, err
-            assert "userlist_file: file /etc/twinftpd.user_list: No such file" in err, err
-        warning = ("userlist_file is twinftpd's /etc/twinftpd.user_list, not "
-                   "vsftpd's %s (which exists): to keep using that list, set "
-                   "userlist_file=%s" % (rhel_list, rhel_list))
+            warning = ("userlist_file: twinftpd's /etc/twinftpd.user_list does not "
+                       "exist; vsftpd's %s is read instead (set userlist_file to "
+                       "silence this)" % rhel_list)
+        else:
+            warning = ("userlist_file is twinftpd's /etc/twinftpd.user_list, not "
+                       "vsftpd's %s (which exists too): to use that list instead, "
+                       "set userlist_file=%s" % (rhel_list, rhel_list))
         assert "warning: " + warning in err, err
         srv = make_server({"userlist_enable": True})
         srv.wait_log(re.escape(warning))
-        if ours_missing:
-            c = srv.ctrl()
-            assert c.cmd("USER root")[0] == 421
-            c.close()
+        if made_file and ours_missing:
+            user_refused_at_user(srv, "bob")     # listed in vsftpd's file
+            f = srv.ftp("alice")                 # not listed
+            assert twhelpers.pwd_of(f.sendcmd("PWD")) is not None
+            f.quit()
     finally:
         if made_file:
             os.unlink(rhel_list)

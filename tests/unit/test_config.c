@@ -282,6 +282,20 @@ test_names(void)
 	config_init_defaults(&c);
 	CHECK_INT(apply(&c, "vsftpd_log_file=/var/log/other.log", err, sizeof(err)), 0);
 	CHECK_STR(c.log_file, "/var/log/other.log");
+	/* vsftpd 3.0.5's spellings of the TLS version switches. */
+	CHECK_INT(apply(&c, "ssl_tlsv13=NO", err, sizeof(err)), 0);
+	CHECK_INT(c.ssl_tlsv1_3, 0);
+	CHECK_INT(apply(&c, "ssl_tlsv12=YES", err, sizeof(err)), 0);
+	CHECK_INT(c.ssl_tlsv1_2, 1);
+	CHECK_INT(apply(&c, "ssl_tlsv11=NO", err, sizeof(err)), 0);
+	CHECK_INT(c.ssl_tlsv1_1, 0);
+	CHECK_INT(apply(&c, "ssl_tlsv13=YES", err, sizeof(err)), 0);
+	/* Built now: taken. */
+	CHECK_INT(apply(&c, "trans_chunk_size=8192", err, sizeof(err)), 0);
+	CHECK_INT(c.trans_chunk_size, 8192);
+	CHECK_INT(apply(&c, "delay_successful_login=2", err, sizeof(err)), 0);
+	CHECK_INT(c.delay_successful_login, 2);
+	REJECTED("delay_successful_login=61", "delay_successful_login");
 
 	REJECTED("dsa_cert_file=/etc/x.pem",
 	    "option 'dsa_cert_file' is a vsftpd option that twinftpd does not support");
@@ -305,7 +319,8 @@ test_names(void)
 	CHECK_STR(c.deny_file, "{*.mp3,.private}");
 	CHECK_INT(apply(&c, "hide_file=*.iso", err, sizeof(err)), 0);
 	CHECK_STR(c.hide_file, "*.iso");
-	REJECTED("trans_chunk_size=x", "only trans_chunk_size=0");
+	REJECTED("trans_chunk_size=x", "expected a decimal number");
+	REJECTED("run_as_launching_user=YES", "only run_as_launching_user=NO");
 	REJECTED("dsa_cert_file=/x", "only dsa_cert_file= with no value");
 	REJECTED("no_such_vsftpd_thing=NO", "unknown option");
 	/* vsftpd options whose value changes nothing here: accepted. */
