@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <grp.h>
+#include <netdb.h>
 #include <linux/capability.h>
 #include <pwd.h>
 #include <sched.h>
@@ -180,6 +182,29 @@ pam_denied(int rc)
 	}
 }
 
+int
+auth_rhost(const char *peer_ip, int reverse, char *out, size_t outsz)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len = 0;
+
+	memset(&ss, 0, sizeof(ss));
+	if (reverse && inet_pton(AF_INET, peer_ip, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		len = sizeof(*v4);
+	} else if (reverse && inet_pton(AF_INET6, peer_ip, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		len = sizeof(*v6);
+	}
+	/* NI_NAMEREQD: no name, no answer (not the address spelled out). */
+	if (len > 0 && getnameinfo((struct sockaddr *)&ss, len, out, (socklen_t)outsz,
+				   NULL, 0, NI_NAMEREQD) == 0)
+		return 1;
+	return tw_strlcpy(out, peer_ip, outsz) == 0 ? 0 : -1;
+}
+
 /* In the PAM child: AUTH_OK = authenticated and account valid. */
 static int
 pam_check(const struct tw_config *cfg, const char *user, const char *pass,
@@ -188,14 +213,18 @@ pam_check(const struct tw_config *cfg, const char *user, const char *pass,
 	struct pam_conv_data d = { user, pass };
 	struct pam_conv conv = { pam_conversation, &d };
 	pam_handle_t *ph = NULL;
+	char rhost[NI_MAXHOST];
 	int rc;
 
+	/* reverse_lookup_enable: the client's name, else its address. */
+	if (auth_rhost(peer_ip, cfg->reverse_lookup_enable, rhost, sizeof(rhost)) < 0)
+		return AUTH_UNAVAILABLE;
 	rc = pam_start(cfg->pam_service_name, user, &conv, &ph);
 	if (rc != PAM_SUCCESS)
 		return AUTH_UNAVAILABLE;
 	/* Modules that limit by source (pam_access, pam_faillock) need the
 	 * client's address: without it no login is checked. */
-	rc = pam_set_item(ph, PAM_RHOST, peer_ip);
+	rc = pam_set_item(ph, PAM_RHOST, rhost);
 	if (rc == PAM_SUCCESS)
 		rc = pam_set_item(ph, PAM_TTY, "ftp");
 	if (rc == PAM_SUCCESS)

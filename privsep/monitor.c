@@ -386,6 +386,9 @@ monitor_handle_user_check(struct monitor *mon, struct ipc_msg *m)
 	if (allowed < 0)
 		return monitor_reply_u32(mon, IPC_LOGIN_RESULT, IPC_LOGIN_BROKEN, -1);
 	mon->login_fails++;
+	if (mon->cfg->userlist_log)
+		tw_log(TW_LOG_INFO, "FAIL LOGIN: Client \"%s\", user \"%s\" (userlist_file)",
+		       mon->peer_ip, user);
 	if (mon->cfg->delay_failed_login)
 		sleep(mon->cfg->delay_failed_login);
 	return monitor_reply_u32(mon, IPC_LOGIN_RESULT,

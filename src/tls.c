@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
@@ -119,6 +120,54 @@ verify_any(int ok, X509_STORE_CTX *store)
 	return 1;
 }
 
+/* The PEM parameters of type (EVP_PKEY_DH or _EC) in path, or NULL. */
+static EVP_PKEY *
+read_params(const char *option, const char *path, int type, char *err, size_t errlen)
+{
+	BIO *bio = BIO_new_file(path, "r");
+	EVP_PKEY *p = bio != NULL ? PEM_read_bio_Parameters(bio, NULL) : NULL;
+
+	BIO_free(bio);
+	if (p != NULL && EVP_PKEY_get_base_id(p) == type)
+		return p;
+	EVP_PKEY_free(p);
+	tls_error(err, errlen, "%s %s: no %s parameters", option, path,
+		  type == EVP_PKEY_DH ? "Diffie-Hellman" : "EC");
+	return NULL;
+}
+
+/* dh_param_file and ecdh_param_file (Red Hat's vsftpd options). 0 or -1. */
+static int
+set_kex_params(SSL_CTX *ctx, const struct tw_config *cfg, char *err, size_t errlen)
+{
+	EVP_PKEY *p;
+	char group[80];
+	int ok;
+
+	if (cfg->dh_param_file[0] != '\0') {
+		p = read_params("dh_param_file", cfg->dh_param_file, EVP_PKEY_DH, err, errlen);
+		if (p == NULL)
+			return -1;
+		if (!SSL_CTX_set0_tmp_dh_pkey(ctx, p)) {
+			EVP_PKEY_free(p);
+			return tls_error(err, errlen, "dh_param_file %s", cfg->dh_param_file);
+		}
+	}
+	if (cfg->ecdh_param_file[0] != '\0') {
+		p = read_params("ecdh_param_file", cfg->ecdh_param_file, EVP_PKEY_EC, err, errlen);
+		if (p == NULL)
+			return -1;
+		ok = EVP_PKEY_get_utf8_string_param(p, OSSL_PKEY_PARAM_GROUP_NAME, group,
+						    sizeof(group), NULL) &&
+		     SSL_CTX_set1_groups_list(ctx, group);
+		EVP_PKEY_free(p);
+		if (!ok)
+			return tls_error(err, errlen, "ecdh_param_file %s: not a named curve "
+					 "TLS can use", cfg->ecdh_param_file);
+	}
+	return 0;
+}
+
 /* What both contexts share: protocols, ciphers, ALPN, session rules. */
 static SSL_CTX *
 ctx_new(const struct tw_config *cfg, char *err, size_t errlen)
@@ -138,6 +187,10 @@ ctx_new(const struct tw_config *cfg, char *err, size_t errlen)
 	    !SSL_CTX_set_ciphersuites(ctx, TLS13_SUITES) ||
 	    !SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof(sid_ctx) - 1)) {
 		tls_error(err, errlen, "ssl_ciphers \"%s\"", cfg->ssl_ciphers);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	if (set_kex_params(ctx, cfg, err, errlen) != 0) {
 		SSL_CTX_free(ctx);
 		return NULL;
 	}

@@ -120,6 +120,11 @@ static const char *const vsftpd_options[] = {
 	"allow_writeable_chroot", "ftp_enable", "http_enable", "isolate",
 	"isolate_network", "ptrace_sandbox", "seccomp_sandbox",
 	"utf8_filesystem",
+	/* Red Hat's package adds these (RHEL 7 to 9, Fedora) */
+	"better_stou", "bind_retries", "dh_param_file", "ecdh_param_file",
+	"log_die", "reverse_lookup_enable", "userlist_log",
+	/* vsftpd 3.0.5's other spellings (aliases above) */
+	"ssl_tlsv11", "ssl_tlsv12", "ssl_tlsv13",
 };
 
 /*
@@ -150,6 +155,13 @@ static const struct {
 	  "process titles are not changed" },
 	{ "no_log_lock", '*', NULL,
 	  "each log line is written whole in one append, without a lock" },
+	/* Red Hat's patched vsftpd */
+	{ "log_die", '*', NULL,
+	  "an error that ends a session or the daemon is always logged, with its reason" },
+	{ "better_stou", '*', NULL,
+	  "STOU never overwrites: it creates \"name\", else name.1 to name.999, each with O_EXCL" },
+	{ "bind_retries", '*', NULL,
+	  "PASV tries every port of pasv_min_port..pasv_max_port, from a random one, before it fails" },
 	{ "check_shell", '*', NULL,
 	  "local logins go through PAM, which vsftpd too lets decide about shells" },
 	{ "session_support", 'b', "NO", NULL },
@@ -917,7 +929,9 @@ config_check_tls(const struct tw_config *c, char *err, size_t errlen)
 	if (check_path("rsa_cert_file", c->rsa_cert_file, 1, err, errlen) ||
 	    check_path("rsa_private_key_file", c->rsa_private_key_file, 0, err, errlen) ||
 	    check_path("ca_certs_file", c->ca_certs_file,
-		c->validate_cert || c->require_cert, err, errlen))
+		c->validate_cert || c->require_cert, err, errlen) ||
+	    check_path("dh_param_file", c->dh_param_file, 0, err, errlen) ||
+	    check_path("ecdh_param_file", c->ecdh_param_file, 0, err, errlen))
 		return -1;
 	if (!c->ssl_tlsv1_2 && !c->ssl_tlsv1_3)
 		return cfg_error(err, errlen, NULL, 0,
@@ -962,6 +976,10 @@ config_warnings(const struct tw_config *c, void (*warn)(const char *msg))
 	if (c->ssl_enable && (c->ssl_tlsv1 || c->ssl_tlsv1_1 || c->ssl_sslv2 || c->ssl_sslv3))
 		warn("ssl_tlsv1, ssl_tlsv1_1, ssl_sslv2 and ssl_sslv3 are ignored: "
 		     "only TLS 1.2 and 1.3 are offered");
+	/* vsftpd starts so too (docker images append pasv_address later). */
+	if (c->pasv_addr_resolve && c->pasv_address[0] == '\0')
+		warn("pasv_addr_resolve=YES without pasv_address resolves nothing: PASV "
+		     "announces the address the client connected to");
 }
 
 /* Reports err when failed (a check's -1); counts it in *n. */
@@ -991,13 +1009,10 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 	    e, report, ctx, &n);
 	tally(check_addr("listen_address6", c->listen_address6, AF_INET6, e, sizeof(e)),
 	    e, report, ctx, &n);
-	/* With pasv_addr_resolve it is a host name, resolved at start. */
+	/* With pasv_addr_resolve it is a host name, resolved at start (and
+	 * without one there is nothing to resolve: config_warnings). */
 	if (!c->pasv_addr_resolve)
 		tally(check_addr("pasv_address", c->pasv_address, AF_INET, e, sizeof(e)),
-		    e, report, ctx, &n);
-	else if (c->pasv_address[0] == '\0')
-		tally(cfg_error(e, sizeof(e), NULL, 0,
-		    "pasv_addr_resolve=YES needs pasv_address (a host name)"),
 		    e, report, ctx, &n);
 
 	/*

@@ -67,6 +67,8 @@ CFG_BOOL(local_enable, 1,
 	"Allow local users (authenticated through PAM) to log in.")
 CFG_STR(pam_service_name, "twinftpd",
 	"PAM service used to authenticate local users.")
+CFG_BOOL(reverse_lookup_enable, 0,
+	"Red Hat's vsftpd option: give PAM the client's host name (its reverse DNS name, looked up at each login by the process that runs PAM) as PAM_RHOST instead of its address, for pam_access rules that name hosts. A client whose address has no name is given as its address. Off: the address, as upstream vsftpd does (Red Hat's default is YES: set it for such rules). A name comes from the client's DNS: rules that allow by name trust it.")
 CFG_STR(local_root, "",
 	"Directory local users start in (and are chrooted to when chrooted) instead of their home directory.")
 CFG_STR(user_sub_token, "",
@@ -87,6 +89,8 @@ CFG_BOOL(userlist_deny, 1,
 	"With userlist_enable: YES denies the users in the list, NO allows only them.")
 CFG_STR(userlist_file, "/etc/twinftpd.user_list",
 	"File with one user name per line for userlist_enable ('#' starts a comment line). vsftpd's default is /etc/vsftpd.user_list (/etc/vsftpd/user_list on Red Hat): with userlist_enable and this option left at its default, when twinftpd's file does not exist and vsftpd's does, vsftpd's is read (the list the config meant); -t and the start warn when such a file exists, saying which one is read and the line that would choose.")
+CFG_BOOL(userlist_log, 0,
+	"Red Hat's vsftpd option: with userlist_enable, each login the list refuses is also logged as a failed login (the FAIL LOGIN line of a wrong password, which fail2ban's vsftpd filter counts). Either way the refusal counts towards max_login_fails and is logged as \"user NAME refused by userlist_file\".")
 CFG_UINT(delay_failed_login, 1, 0, 60,
 	"Seconds to wait before answering a failed login.")
 CFG_UINT(delay_successful_login, 0, 0, 60,
@@ -184,7 +188,7 @@ CFG_UINT(pasv_max_port, 0, 0, 65535,
 CFG_STR(pasv_address, "",
 	"IPv4 address to announce in the 227 reply, for servers behind NAT; empty means the control connection's local address.")
 CFG_BOOL(pasv_addr_resolve, 0,
-	"pasv_address is a host name: the listener resolves it (IPv4) at start and at each reload, and PASV announces the address it had then. A name that does not resolve stops the start (or refuses the reload).")
+	"pasv_address is a host name: the listener resolves it (IPv4) at start and at each reload, and PASV announces the address it had then. A name that does not resolve stops the start (or refuses the reload). Without pasv_address it changes nothing, as in vsftpd, and -t and the start say so.")
 CFG_BOOL(pasv_promiscuous, 0,
 	"Accept passive data connections from any address, not only the control connection's peer. Leave off: it lets a third party take over a transfer.")
 CFG_BOOL(port_enable, 1,
@@ -219,6 +223,10 @@ CFG_STR(ca_certs_file, "",
 	"PEM file of certificate authorities whose client certificates are accepted with validate_cert or require_cert; also sent as the list of acceptable authorities when ssl_request_cert asks for a client certificate.")
 CFG_STR(ssl_ciphers, "ECDHE+AES128+AESGCM:ECDHE+AESGCM:ECDHE+CHACHA20",
 	"OpenSSL cipher list for TLS 1.2, in the server's order of preference (TLS 1.3 suites: AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305, in that order). vsftpd's default (DES-CBC3-SHA) is broken; this one has forward secrecy and authenticated encryption only, the fastest first.")
+CFG_STR(dh_param_file, "",
+	"Red Hat's vsftpd option: PEM file of Diffie-Hellman parameters (openssl dhparam, or genpkey -genparam -algorithm DH) for the TLS 1.2 DHE suites of ssl_ciphers; read at start and reload. Empty: no DHE suite is used (the default ssl_ciphers names none; ECDHE serves).")
+CFG_STR(ecdh_param_file, "",
+	"Red Hat's vsftpd option: PEM file of EC parameters naming a curve (openssl ecparam -name secp384r1): the only group offered for key exchange (ECDHE in TLS 1.2, key share in TLS 1.3); read at start and reload. Empty: OpenSSL's default groups, X25519 first.")
 CFG_BOOL(ssl_tlsv1_2, 1,
 	"Offer TLS 1.2.")
 CFG_BOOL(ssl_tlsv1_3, 1,

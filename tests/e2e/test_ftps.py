@@ -475,6 +475,55 @@ def test_strict_sni(make_server, certs):
     assert b"Cipher is" in r.stdout and b"(NONE)" not in r.stdout, r.stdout
 
 
+def test_dh_and_ecdh_param_files(make_server, certs, tmp_path):
+    """Red Hat's dh_param_file (DHE suites of ssl_ciphers) and
+    ecdh_param_file (the one curve offered), on control and data."""
+    rsa_cert = make_cert(str(tmp_path), "rsa", rsa_bits=2048)
+    dh = str(tmp_path / "dh.pem")
+    ec_params = str(tmp_path / "ec.pem")
+    subprocess.run(["openssl", "genpkey", "-genparam", "-algorithm", "DH", "-pkeyopt",
+                    "group:ffdhe2048", "-out", dh], check=True, capture_output=True)
+    subprocess.run(["openssl", "ecparam", "-name", "secp384r1", "-out", ec_params],
+                   check=True, capture_output=True)
+    dhe = "DHE-RSA-AES128-GCM-SHA256"
+
+    def dhe_client():
+        ctx = client_context(max_version=ssl.TLSVersion.TLSv1_2)
+        ctx.set_ciphers(dhe)
+        return ctx
+
+    opts = dict(rsa_cert_file=rsa_cert[0], rsa_private_key_file=rsa_cert[1],
+                ssl_ciphers="ECDHE+AESGCM:DHE+AESGCM")
+    # Without parameters no DHE suite is usable: a DHE-only client fails.
+    s = tls_server(make_server, certs, **opts)
+    with pytest.raises((ssl.SSLError, OSError)):
+        ftps(s, ctx=dhe_client()).quit()
+    s.stop()
+    s = tls_server(make_server, certs, dh_param_file=dh, **opts)
+    f = ftps(s, ctx=dhe_client())
+    assert f.sock.cipher()[0] == dhe
+    data = put_file(s, "dhe.bin", 100000)
+    got = bytearray()
+    assert code(f.retrbinary("RETR dhe.bin", got.extend)) == 226
+    assert bytes(got) == data
+    f.quit()
+    s.stop()
+
+    s = tls_server(make_server, certs, ecdh_param_file=ec_params)
+    r = s_client(s.port, "-groups", "P-256")
+    assert b"Cipher is (NONE)" in r.stdout or r.returncode != 0, r.stdout
+    for version in ("-tls1_2", "-tls1_3"):
+        r = s_client(s.port, "-groups", "P-384:P-256", version)
+        assert re.search(rb"Server Temp Key: ECDH, (secp384r1|P-384)", r.stdout), r.stdout
+    f = ftps(s)
+    assert f.nlst() is not None
+    f.quit()
+    # A file that holds no such parameters: -t names it, the start refuses.
+    rc_, err = check_config(make_server, tls_opts(certs, dh_param_file=ec_params))
+    assert rc_ == 1 and ("dh_param_file %s: no Diffie-Hellman parameters"
+                         % ec_params) in err, err
+
+
 def test_strict_ssl_read_eof(make_server, certs):
     s = tls_server(make_server, certs)
     f = ftps(s)

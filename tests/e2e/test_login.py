@@ -3,6 +3,7 @@
 import ftplib
 import io
 import os
+import re
 import time
 
 import pytest
@@ -133,6 +134,19 @@ def test_delay_successful_login(make_server):
         assert c.cmd("PWD")[0] == 257
 
 
+def test_reverse_lookup_enable(make_server):
+    # Red Hat's option: PAM is given the client's name (auth_rhost, unit
+    # tested); the lookup runs in the sandboxed PAM child, which it must
+    # not kill, for a good password and a bad one.
+    s = make_server({"reverse_lookup_enable": True, "delay_failed_login": 0})
+    with s.ctrl() as c:
+        assert c.cmd("USER alice")[0] == 331
+        assert c.cmd("PASS bad")[0] == 530
+        assert c.cmd("USER alice")[0] == 331
+        assert c.cmd("PASS alice-pw")[0] == 230
+    assert "killed by seccomp" not in s.log_text(), s.log_text()
+
+
 def test_pass_without_user(server):
     with server.ctrl() as c:
         cd, lines = c.cmd("PASS alice-pw")
@@ -148,12 +162,14 @@ def test_acct_502(server):
         assert c.cmd("ACCT foo")[0] == 502
 
 
-def test_userlist_deny(make_server):
+@pytest.mark.parametrize("userlist_log", [False, True])
+def test_userlist_deny(make_server, userlist_log):
     def prep(s):
         p = s.etc + "/user_list"
         with open(p, "w") as f:
             f.write("bob\n")
-        s.opts.update({"userlist_enable": True, "userlist_deny": True, "userlist_file": p})
+        s.opts.update({"userlist_enable": True, "userlist_deny": True, "userlist_file": p,
+                       "userlist_log": userlist_log})
     s = make_server(prepare=prep)
     with s.ctrl() as c:
         # Refused at USER, before the password (vsftpd's words).
@@ -163,6 +179,13 @@ def test_userlist_deny(make_server):
     s.wait_log(r"user bob refused by userlist_file")
     f = s.ftp("alice")
     f.quit()
+    # Red Hat's userlist_log: the refusal is a FAIL LOGIN line too (fail2ban),
+    # logged by the monitor just after the line waited for above.
+    fail = r'FAIL LOGIN: Client "127\.0\.0\.1", user "bob" \(userlist_file\)'
+    if userlist_log:
+        s.wait_log(fail)
+    else:
+        assert not re.search(fail, s.log_text()), s.log_text()
 
 
 def test_quit(server):

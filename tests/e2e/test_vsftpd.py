@@ -175,11 +175,12 @@ def test_check_accepts_inert_vsftpd_settings(tmp_path):
                     "secure_chroot_dir=%s\nlog_file=%s/log\n"
                     "tilde_user_enable=NO\none_process_model=NO\nasync_abor_enable=YES\n"
                     "utf8_filesystem=YES\nsetproctitle_enable=YES\nsession_support=NO\n"
-                    "trans_chunk_size=0\nanon_max_rate=0\nssl_enable=NO\n" % (tmp_path, tmp_path))
+                    "run_as_launching_user=NO\nlog_die=YES\nbetter_stou=NO\n"
+                    "bind_retries=9\nanon_max_rate=0\nssl_enable=NO\n" % (tmp_path, tmp_path))
     os.chmod(str(tmp_path), 0o755)
     r, out, err = _check(str(conf))
     assert r.returncode == 0, err
-    assert err.count("note:") >= 7, err
+    assert err.count("note:") >= 10, err
 
 
 def test_bind_failure_reaches_stderr(make_server):

@@ -32,6 +32,16 @@ num_of(struct tw_config *c, const struct cfg_desc *d)
 	return *(unsigned int *)field_of(c, d);
 }
 
+static char warned[1024];
+
+static void
+collect_warning(const char *msg)
+{
+	size_t n = strlen(warned);
+
+	(void)snprintf(warned + n, sizeof(warned) - n, "%s\n", msg);
+}
+
 /* Applies "name=value" as line 7 of "t.conf"; returns the result. */
 static int
 apply(struct tw_config *c, const char *text, char *err, size_t errlen)
@@ -296,6 +306,16 @@ test_names(void)
 	CHECK_INT(apply(&c, "delay_successful_login=2", err, sizeof(err)), 0);
 	CHECK_INT(c.delay_successful_login, 2);
 	REJECTED("delay_successful_login=61", "delay_successful_login");
+	/* Red Hat's package's options. */
+	CHECK_INT(apply(&c, "userlist_log=YES", err, sizeof(err)), 0);
+	CHECK_INT(c.userlist_log, 1);
+	CHECK_INT(apply(&c, "reverse_lookup_enable=NO", err, sizeof(err)), 0);
+	CHECK_INT(c.reverse_lookup_enable, 0);
+	CHECK_INT(apply(&c, "ecdh_param_file=/etc/pki/ec.pem", err, sizeof(err)), 0);
+	CHECK_STR(c.ecdh_param_file, "/etc/pki/ec.pem");
+	CHECK_INT(apply(&c, "better_stou=YES", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "log_die=YES", err, sizeof(err)), 0);
+	CHECK_INT(apply(&c, "bind_retries=9", err, sizeof(err)), 0);
 
 	REJECTED("dsa_cert_file=/etc/x.pem",
 	    "option 'dsa_cert_file' is a vsftpd option that twinftpd does not support");
@@ -833,6 +853,19 @@ test_all_problems(void)
 	CHECK(strstr(reported, "pasv_min_port (3000)") != NULL);
 	CHECK(strstr(reported, "nopriv_user") != NULL);
 	CHECK(strstr(reported, "anon_root' must be an absolute path") != NULL);
+
+	/* pasv_addr_resolve with no name to resolve: a warning, as vsftpd starts. */
+	config_init_defaults(&c);
+	c.pasv_addr_resolve = 1;
+	reported[0] = '\0';
+	CHECK_INT(config_check_all(&c, collect, NULL), 0);
+	warned[0] = '\0';
+	config_warnings(&c, collect_warning);
+	CHECK(strstr(warned, "pasv_addr_resolve=YES without pasv_address") != NULL);
+	snprintf(c.pasv_address, sizeof(c.pasv_address), "ftp.example.org");
+	warned[0] = '\0';
+	config_warnings(&c, collect_warning);
+	CHECK_STR(warned, "");
 }
 
 /*

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -2032,6 +2033,31 @@ test_name_in_file(void)
 	unlink(path);
 }
 
+/*
+ * auth_rhost: what PAM_RHOST says. The address unless reverse_lookup_enable
+ * asks for the name; a name as the system's own reverse lookup gives it.
+ */
+static void
+test_rhost(void)
+{
+	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
+	struct hostent *h = gethostbyaddr(&lo, sizeof(lo), AF_INET);
+	char out[NI_MAXHOST], tiny[4];
+
+	CHECK_INT(auth_rhost("127.0.0.1", 0, out, sizeof(out)), 0);
+	CHECK_STR(out, "127.0.0.1");
+	CHECK_INT(auth_rhost("127.0.0.1", 0, tiny, sizeof(tiny)), -1);
+	/* Not an address: passed on as it is, never looked up. */
+	CHECK_INT(auth_rhost("not-an-address", 1, out, sizeof(out)), 0);
+	CHECK_STR(out, "not-an-address");
+	/* /etc/hosts names the loopback address on any machine this runs on. */
+	CHECK(h != NULL && h->h_name != NULL);
+	if (h != NULL && h->h_name != NULL) {
+		CHECK_INT(auth_rhost("127.0.0.1", 1, out, sizeof(out)), 1);
+		CHECK_STR(out, h->h_name);
+	}
+}
+
 int
 main(void)
 {
@@ -2049,6 +2075,7 @@ main(void)
 	log_to_sink(capture_log);
 
 	test_name_in_file();
+	test_rhost();
 	test_unnamed_balancer_login();
 	test_log_before_login();
 	test_postlogin_request_before_login();
