@@ -42,13 +42,10 @@ datasock_pasv_listen(const struct tw_config *c, const struct sockaddr_storage *l
 		 unsigned *port_out)
 {
 	struct sockaddr_storage addr = *local;
-	unsigned lo = c->pasv_min_port, hi = c->pasv_max_port, span, start, i;
+	unsigned lo, hi, span, start, i;
 	int fd = -1;
 
-	if (lo == 0 || hi == 0 || lo > hi) {
-		lo = 0;
-		hi = 0;
-	}
+	config_pasv_range(c, &lo, &hi);
 	span = hi - lo + 1;
 	start = lo == 0 ? 0 : pick_random(span);
 	for (i = 0; i < span; i++) {

@@ -358,8 +358,8 @@ main(int argc, char **argv)
 				errors == 1 ? "" : "s");
 		return 1;
 	}
-	config_warnings(&cfg, warn_stderr);
 	if (check_only) {
+		config_warnings(&cfg, warn_stderr);
 		return config_print(&cfg, stdout) == 0 ? 0 : 1;
 	}
 	if (geteuid() != 0)
@@ -372,6 +372,7 @@ main(int argc, char **argv)
 	if (cfg.listen || cfg.listen_ipv6)
 		log_errors_to_stderr();
 	warn_to_stderr = cfg.listen || cfg.listen_ipv6;
+	config_warnings(&cfg, warn_log);
 	startcheck_vsftpd_files(&cfg, warn_log);
 	check_file_limit();
 	setup_namespaces(&cfg);

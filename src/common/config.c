@@ -298,6 +298,8 @@ parse_bool(const char *s, int *out)
 
 #define DECIMAL_DIGITS "0123456789"
 #define OCTAL_DIGITS "01234567"
+/* vsftpd's lowest passive port when only pasv_max_port is set. */
+#define PASV_LOWEST 1024
 /*
  * Fits "between 4294967295 and 4294967295", the longest range an error
  * names, so formatting it cannot truncate.
@@ -971,11 +973,42 @@ config_tls_login_refusal(const struct tw_config *c, int tls, int anonymous)
 }
 
 void
+config_pasv_range(const struct tw_config *c, unsigned *lo, unsigned *hi)
+{
+	*lo = c->pasv_min_port;
+	*hi = c->pasv_max_port;
+	if (*lo == 0 && *hi == 0)
+		return;
+	/* vsftpd's reading of a bound left at 0, and of bounds swapped. */
+	if (*lo == 0)
+		*lo = PASV_LOWEST;
+	if (*hi == 0)
+		*hi = 65535;
+	if (*lo > *hi) {
+		unsigned t = *lo;
+
+		*lo = *hi;
+		*hi = t;
+	}
+}
+
+void
 config_warnings(const struct tw_config *c, void (*warn)(const char *msg))
 {
 	if (c->ssl_enable && (c->ssl_tlsv1 || c->ssl_tlsv1_1 || c->ssl_sslv2 || c->ssl_sslv3))
 		warn("ssl_tlsv1, ssl_tlsv1_1, ssl_sslv2 and ssl_sslv3 are ignored: "
 		     "only TLS 1.2 and 1.3 are offered");
+	if ((c->pasv_min_port == 0) != (c->pasv_max_port == 0) ||
+	    c->pasv_min_port > c->pasv_max_port) {
+		char msg[160];
+		unsigned lo, hi;
+
+		config_pasv_range(c, &lo, &hi);
+		(void)snprintf(msg, sizeof(msg), "pasv_min_port=%u and pasv_max_port=%u: PASV "
+			       "uses ports %u to %u, as vsftpd does", c->pasv_min_port,
+			       c->pasv_max_port, lo, hi);
+		warn(msg);
+	}
 	/* vsftpd starts so too (docker images append pasv_address later). */
 	if (c->pasv_addr_resolve && c->pasv_address[0] == '\0')
 		warn("pasv_addr_resolve=YES without pasv_address resolves nothing: PASV "
@@ -998,13 +1031,6 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 	char e[CONFIG_MAX_MSG];
 	unsigned n = 0;
 
-	if ((c->pasv_min_port == 0) != (c->pasv_max_port == 0))
-		tally(cfg_error(e, sizeof(e), NULL, 0,
-		    "pasv_min_port and pasv_max_port must be set together"), e, report, ctx, &n);
-	else if (c->pasv_min_port > c->pasv_max_port)
-		tally(cfg_error(e, sizeof(e), NULL, 0,
-		    "pasv_min_port (%u) is greater than pasv_max_port (%u)",
-		    c->pasv_min_port, c->pasv_max_port), e, report, ctx, &n);
 	tally(check_addr("listen_address", c->listen_address, AF_INET, e, sizeof(e)),
 	    e, report, ctx, &n);
 	tally(check_addr("listen_address6", c->listen_address6, AF_INET6, e, sizeof(e)),

@@ -114,6 +114,13 @@ int config_implicit_tls(const struct tw_config *c, unsigned local_port);
 void config_warnings(const struct tw_config *c, void (*warn)(const char *msg));
 
 /*
+ * The passive port range pasv_min_port and pasv_max_port mean, both 0 for
+ * any port: a bound left at 0 is vsftpd's (1024, 65535), and bounds set
+ * the wrong way round still bound the range, as in vsftpd.
+ */
+void config_pasv_range(const struct tw_config *c, unsigned *lo, unsigned *hi);
+
+/*
  * Prints the effective settings, one `name=value` a line, table order,
  * and flushes out. 0, or -1 when out reported a write error.
  */

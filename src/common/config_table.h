@@ -182,9 +182,9 @@ CFG_OCTAL(chown_upload_mode, 0600, 0777,
 CFG_BOOL(pasv_enable, 1,
 	"Allow PASV and EPSV.")
 CFG_UINT(pasv_min_port, 0, 0, 65535,
-	"Lowest passive port; 0 means any port the kernel picks.")
+	"Lowest passive port. With both pasv_min_port and pasv_max_port 0, any port the kernel picks; with only this one set, up to 65535 (vsftpd's reading; -t and the start say so).")
 CFG_UINT(pasv_max_port, 0, 0, 65535,
-	"Highest passive port; 0 means any port the kernel picks.")
+	"Highest passive port. With only this one set, the range starts at 1024; set below pasv_min_port, the two bound the range the other way round (both as vsftpd reads them; -t and the start say so).")
 CFG_STR(pasv_address, "",
 	"IPv4 address to announce in the 227 reply, for servers behind NAT; empty means the control connection's local address.")
 CFG_BOOL(pasv_addr_resolve, 0,

@@ -577,6 +577,28 @@ def test_pasv_with_a_port_of_the_range_bound_elsewhere(make_server):
         blocker.close()
 
 
+def test_pasv_range_bounds_swapped(make_server):
+    """pasv_min_port above pasv_max_port (as docker images' configs have
+    it): vsftpd uses the ports between them, and so does twinftpd, with a
+    warning in the log instead of a refusal to start."""
+    def swapped(srv):
+        lo = srv.pasv_ports[0]
+        srv.opts.update({"pasv_min_port": lo + 2, "pasv_max_port": lo})
+    s = make_server(prepare=swapped)
+    lo = s.opts["pasv_max_port"]
+    s.wait_log(r"pasv_min_port=%d and pasv_max_port=%d: PASV uses ports %d to %d"
+               % (lo + 2, lo, lo, lo + 2))
+    s.put("y.txt", b"y" * 100)
+    f = s.ftp("alice")
+    for i in range(6):
+        reply = f.sendcmd("PASV")
+        nums = reply[reply.index("(") + 1:reply.index(")")].split(",")
+        assert lo <= int(nums[4]) * 256 + int(nums[5]) <= lo + 2, (i, reply)
+    data, _, final = retr(f, "RETR y.txt")
+    assert data == b"y" * 100 and code(final) == 226
+    f.close()
+
+
 # ------------------------------------------------------------- listings
 
 @pytest.fixture
