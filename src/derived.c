@@ -177,7 +177,7 @@ resolve_pasv_address(const struct tw_config *cfg, struct tw_runtime *rt, char *e
 	rt->have_pasv_addr = 0;
 	if (cfg->pasv_address[0] == '\0')
 		return 0;
-	if (!cfg->pasv_addr_resolve) {
+	if (!config_pasv_is_name(cfg)) {
 		rt->have_pasv_addr = inet_pton(AF_INET, cfg->pasv_address, &rt->pasv_addr) == 1;
 		return 0;
 	}
@@ -186,9 +186,17 @@ resolve_pasv_address(const struct tw_config *cfg, struct tw_runtime *rt, char *e
 	hints.ai_socktype = SOCK_STREAM;
 	rc = getaddrinfo(cfg->pasv_address, NULL, &hints, &res);
 	if (rc != 0 || res == NULL) {
-		(void)snprintf(err, errlen, "pasv_address %s (pasv_addr_resolve): %s",
-			       cfg->pasv_address, rc != 0 ? gai_strerror(rc) : "no IPv4 address");
-		return -1;
+		/*
+		 * Not a reason to refuse the start (DNS may not be up yet at
+		 * boot; vsftpd resolves at each PASV): clients get the address
+		 * they connected to, which most use anyway behind NAT.
+		 */
+		tw_log(TW_LOG_WARN, "pasv_address %s (pasv_addr_resolve): %s; PASV announces "
+		       "the address each client connected to until a reload resolves it",
+		       cfg->pasv_address, rc != 0 ? gai_strerror(rc) : "no IPv4 address");
+		if (res != NULL)
+			freeaddrinfo(res);
+		return 0;
 	}
 	rt->pasv_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
 	rt->have_pasv_addr = 1;

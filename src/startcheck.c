@@ -168,8 +168,10 @@ check_pasv_name(struct checker *ck, const char *name)
 	hints.ai_family = AF_INET;
 	hints.ai_socktype = SOCK_STREAM;
 	rc = getaddrinfo(name, NULL, &hints, &res);
+	/* A start only warns (derived.c): so does -t. */
 	if (rc != 0 || res == NULL)
-		say(ck, CFG_ERROR, "pasv_address %s (pasv_addr_resolve): %s", name,
+		say(ck, CFG_NOTE, "pasv_address %s (pasv_addr_resolve): %s; a start announces "
+		    "the address each client connected to until a reload resolves it", name,
 		    rc != 0 ? gai_strerror(rc) : "no IPv4 address");
 	if (res != NULL)
 		freeaddrinfo(res);
@@ -198,8 +200,21 @@ startcheck_vsftpd_files(struct tw_config *cfg, void (*warn)(const char *msg))
 		  { "/etc/vsftpd.email_passwords", "/etc/vsftpd/email_passwords" } },
 	};
 	char msg[CONFIG_MAX_MSG];
+	const char *slash = strrchr(cfg->pam_service_name, '/');
 	size_t i, j;
 
+	/*
+	 * pam_service_name=/etc/pam.d/vsftpd: Linux-PAM's pam_start() takes
+	 * the last part of a name with '/' in it, so vsftpd used the service
+	 * "vsftpd". So does twinftpd, saying so.
+	 */
+	if (slash != NULL && slash[1] != '\0') {
+		(void)snprintf(msg, sizeof(msg), "pam_service_name %s is a path: PAM uses the "
+			       "service %s (the last part, as PAM does for vsftpd)",
+			       cfg->pam_service_name, slash + 1);
+		memmove(cfg->pam_service_name, slash + 1, strlen(slash + 1) + 1);
+		warn(msg);
+	}
 	for (i = 0; i < TW_ARRAY_LEN(lists); i++) {
 		int ours;
 
@@ -282,7 +297,7 @@ startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 	if (cfg->xferlog_enable && (cfg->xferlog_std_format || cfg->dual_log_enable) &&
 	    cfg->xferlog_file[0] == '/')
 		check_log_dir(&ck, "xferlog_file", cfg->xferlog_file);
-	if (cfg->pasv_addr_resolve && cfg->pasv_address[0] != '\0')
+	if (config_pasv_is_name(cfg))
 		check_pasv_name(&ck, cfg->pasv_address);
 	return ck.errors;
 }

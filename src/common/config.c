@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -531,6 +532,37 @@ vsftpd_option_value(const char *name, const char *value, const char *origin,
 }
 
 /*
+ * "max_clients=5 # comment", "listen_address=10.0.0.1  # eth1": vsftpd
+ * reads numbers with atoi() and IPv4 addresses with inet_aton(), which
+ * stop at the blank, so such lines work there. For those options only,
+ * cuts value at a blank run followed by '#'; 1 when it did. (vsftpd
+ * refuses a comment after YES or NO, and keeps it in a string.)
+ */
+static int
+cut_inline_comment(const struct cfg_desc *d, char *value)
+{
+	char *p;
+
+	if (d->type != CFG_T_UINT && d->type != CFG_T_OCTAL &&
+	    strcmp(d->name, "listen_address") != 0 && strcmp(d->name, "pasv_address") != 0)
+		return 0;
+	for (p = value; *p != '\0'; p++) {
+		char *q = p;
+
+		if (!is_space(*p))
+			continue;
+		while (is_space(*q))
+			q++;
+		if (*q == '#' && p > value) {
+			*p = '\0';
+			return 1;
+		}
+		p = q - 1;
+	}
+	return 0;
+}
+
+/*
  * One name=value line: 0 when applied, 1 when accepted with a note in
  * note, -1 with the error in err.
  */
@@ -572,10 +604,18 @@ apply_line(struct tw_config *c, const char *text, const char *origin, unsigned l
 		die("%s: out of memory", __func__);
 	memcpy(vcopy, value, vlen);
 	vcopy[vlen] = '\0';
-	if ((d = cfg_lookup(name)) == NULL)
+	if ((d = cfg_lookup(name)) == NULL) {
 		r = vsftpd_option_value(name, vcopy, origin, line, err, errlen, note, notelen);
-	else
+	} else if (cut_inline_comment(d, vcopy)) {
 		r = cfg_set(c, d, vcopy, origin, line, err, errlen);
+		if (r == 0) {
+			(void)cfg_error(note, notelen, origin, line, "option '%s': the comment "
+			    "after '%s' is ignored, as vsftpd ignores it", d->name, vcopy);
+			r = 1;
+		}
+	} else {
+		r = cfg_set(c, d, vcopy, origin, line, err, errlen);
+	}
 	free(vcopy);
 	return r;
 }
@@ -972,6 +1012,25 @@ config_tls_login_refusal(const struct tw_config *c, int tls, int anonymous)
 					       : NULL;
 }
 
+int
+config_pasv_is_name(const struct tw_config *c)
+{
+	const char *p = c->pasv_address;
+	struct in_addr a;
+
+	if (*p == '\0')
+		return 0;
+	if (c->pasv_addr_resolve)
+		return 1;
+	if (inet_pton(AF_INET, p, &a) == 1)
+		return 0;
+	/* Letters, digits, '-' and '.', as a host name is written. */
+	for (; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.')
+			return 0;
+	return 1;
+}
+
 void
 config_pasv_range(const struct tw_config *c, unsigned *lo, unsigned *hi)
 {
@@ -1009,6 +1068,14 @@ config_warnings(const struct tw_config *c, void (*warn)(const char *msg))
 			       c->pasv_max_port, lo, hi);
 		warn(msg);
 	}
+	if (!c->pasv_addr_resolve && config_pasv_is_name(c)) {
+		char msg[CONFIG_MAX_STR + 160];
+
+		(void)snprintf(msg, sizeof(msg), "pasv_address %s is a host name: it is "
+			       "resolved at start and reload, as with pasv_addr_resolve=YES "
+			       "(vsftpd would end each session at PASV)", c->pasv_address);
+		warn(msg);
+	}
 	/* vsftpd starts so too (docker images append pasv_address later). */
 	if (c->pasv_addr_resolve && c->pasv_address[0] == '\0')
 		warn("pasv_addr_resolve=YES without pasv_address resolves nothing: PASV "
@@ -1035,9 +1102,9 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 	    e, report, ctx, &n);
 	tally(check_addr("listen_address6", c->listen_address6, AF_INET6, e, sizeof(e)),
 	    e, report, ctx, &n);
-	/* With pasv_addr_resolve it is a host name, resolved at start (and
-	 * without one there is nothing to resolve: config_warnings). */
-	if (!c->pasv_addr_resolve)
+	/* A host name is resolved at start (config_pasv_is_name; and with
+	 * pasv_addr_resolve but no pasv_address, config_warnings says so). */
+	if (!config_pasv_is_name(c))
 		tally(check_addr("pasv_address", c->pasv_address, AF_INET, e, sizeof(e)),
 		    e, report, ctx, &n);
 
@@ -1081,10 +1148,11 @@ config_check_all(const struct tw_config *c, cfg_report_fn report, void *ctx)
 	if (c->anonymous_enable && c->ftp_username[0] == '\0')
 		tally(cfg_error(e, sizeof(e), NULL, 0,
 		    "anonymous_enable needs ftp_username to be set"), e, report, ctx, &n);
+	/* A path names its last part (Linux-PAM's reading; startcheck.c). */
 	if (c->local_enable && (c->pam_service_name[0] == '\0' ||
-	    strchr(c->pam_service_name, '/') != NULL))
+	    c->pam_service_name[strlen(c->pam_service_name) - 1] == '/'))
 		tally(cfg_error(e, sizeof(e), NULL, 0,
-		    "local_enable needs pam_service_name, a name without '/'"), e, report, ctx, &n);
+		    "local_enable needs pam_service_name, a service name"), e, report, ctx, &n);
 	tally(check_cidr_list("proxy_protocol_trusted", c->proxy_protocol_trusted, e, sizeof(e)),
 	    e, report, ctx, &n);
 	tally(config_check_tls(c, e, sizeof(e)), e, report, ctx, &n);

@@ -121,6 +121,13 @@ void config_warnings(const struct tw_config *c, void (*warn)(const char *msg));
 void config_pasv_range(const struct tw_config *c, unsigned *lo, unsigned *hi);
 
 /*
+ * Whether pasv_address is a host name the listener resolves: with
+ * pasv_addr_resolve, or (vsftpd would refuse PASV) a name written there
+ * without it.
+ */
+int config_pasv_is_name(const struct tw_config *c);
+
+/*
  * Prints the effective settings, one `name=value` a line, table order,
  * and flushes out. 0, or -1 when out reported a write error.
  */

@@ -66,7 +66,7 @@ CFG_STR(email_password_file, "/etc/twinftpd.email_passwords",
 CFG_BOOL(local_enable, 1,
 	"Allow local users (authenticated through PAM) to log in.")
 CFG_STR(pam_service_name, "twinftpd",
-	"PAM service used to authenticate local users.")
+	"PAM service used to authenticate local users. A path (/etc/pam.d/vsftpd) names its last part (vsftpd), as Linux-PAM reads it for vsftpd; -t and the start say so.")
 CFG_BOOL(reverse_lookup_enable, 0,
 	"Red Hat's vsftpd option: give PAM the client's host name (its reverse DNS name, looked up at each login by the process that runs PAM) as PAM_RHOST instead of its address, for pam_access rules that name hosts. A client whose address has no name is given as its address. Off: the address, as upstream vsftpd does (Red Hat's default is YES: set it for such rules). A name comes from the client's DNS: rules that allow by name trust it.")
 CFG_STR(local_root, "",
@@ -186,9 +186,9 @@ CFG_UINT(pasv_min_port, 0, 0, 65535,
 CFG_UINT(pasv_max_port, 0, 0, 65535,
 	"Highest passive port. With only this one set, the range starts at 1024; set below pasv_min_port, the two bound the range the other way round (both as vsftpd reads them; -t and the start say so).")
 CFG_STR(pasv_address, "",
-	"IPv4 address to announce in the 227 reply, for servers behind NAT; empty means the control connection's local address.")
+	"IPv4 address to announce in the 227 reply, for servers behind NAT; empty means the control connection's local address. A host name here is resolved as with pasv_addr_resolve=YES, with a warning at -t and start (vsftpd starts with one but ends each session at PASV).")
 CFG_BOOL(pasv_addr_resolve, 0,
-	"pasv_address is a host name: the listener resolves it (IPv4) at start and at each reload, and PASV announces the address it had then. A name that does not resolve stops the start (or refuses the reload). Without pasv_address it changes nothing, as in vsftpd, and -t and the start say so.")
+	"pasv_address is a host name: the listener resolves it (IPv4) at start and at each reload, and PASV announces the address it had then. A name that does not resolve (DNS not up yet at boot, say) is a warning, at -t and in the log: PASV then announces the address each client connected to, until a reload resolves it. Without pasv_address it changes nothing, as in vsftpd, and -t and the start say so.")
 CFG_BOOL(pasv_promiscuous, 0,
 	"Accept passive data connections from any address, not only the control connection's peer. Leave off: it lets a third party take over a transfer.")
 CFG_BOOL(port_enable, 1,

@@ -168,6 +168,19 @@ def test_check_reports_every_problem(tmp_path):
     assert out == "", out
 
 
+def test_pam_service_name_as_a_path(make_server):
+    """pam_service_name=/etc/pam.d/NAME: Linux-PAM's pam_start() takes the
+    last part, so vsftpd logs in through the service NAME; so does
+    twinftpd, with a warning instead of a refusal to start."""
+    s = make_server(start=False)
+    s.opts["pam_service_name"] = "/etc/pam.d/" + s.service
+    s.start()
+    s.wait_log(r"pam_service_name /etc/pam\.d/%s is a path: PAM uses the service %s "
+               % (re.escape(s.service), re.escape(s.service)))
+    f = s.ftp("alice")
+    f.quit()
+
+
 def test_check_accepts_inert_vsftpd_settings(tmp_path):
     conf = tmp_path / "inert.conf"
     conf.write_text("listen=YES\nlocal_enable=NO\nnopriv_user=nobody\n"

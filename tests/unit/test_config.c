@@ -32,6 +32,19 @@ num_of(struct tw_config *c, const struct cfg_desc *d)
 	return *(unsigned int *)field_of(c, d);
 }
 
+/* Collects what config_*_all report, one "E:" or "N:" line each. */
+static char reported[8192];
+
+static void
+collect(void *ctx, enum cfg_severity sev, const char *msg)
+{
+	size_t n = strlen(reported);
+
+	(void)ctx;
+	snprintf(reported + n, sizeof(reported) - n, "%s%s\n",
+		 sev == CFG_ERROR ? "E:" : "N:", msg);
+}
+
 static char warned[1024];
 
 /* config_pasv_range of min and max is lo..hi, with a warning holding want. */
@@ -334,6 +347,25 @@ test_names(void)
 	CHECK_INT(apply(&c, "delay_successful_login=2", err, sizeof(err)), 0);
 	CHECK_INT(c.delay_successful_login, 2);
 	REJECTED("delay_successful_login=61", "delay_successful_login");
+	/* A comment after a number or an IPv4 address: vsftpd stops before it. */
+	config_init_defaults(&c);
+	reported[0] = '\0';
+	CHECK_INT(config_apply_line_all(&c, "max_clients=5 #EDIT HERE", "t.conf", 3, collect,
+					NULL), 0);
+	CHECK_INT(c.max_clients, 5);
+	CHECK(strstr(reported, "N:t.conf:3: option 'max_clients': the comment after '5' is "
+		     "ignored") != NULL);
+	CHECK_INT(config_apply_line_all(&c, "listen_address=192.168.122.1  # virbr0", "t.conf",
+					4, collect, NULL), 0);
+	CHECK_STR(c.listen_address, "192.168.122.1");
+	CHECK_INT(config_apply_line_all(&c, "local_umask=022\t# group reads", "t.conf", 5,
+					collect, NULL), 0);
+	CHECK_INT(c.local_umask, 022);
+	REJECTED("max_clients=5#no blank", "expected a decimal number");
+	REJECTED("max_clients=# only", "expected a decimal number");
+	REJECTED("anonymous_enable=YES # not for YES", "expected YES or NO");
+	CHECK_INT(apply(&c, "ftpd_banner=Hi # all of it", err, sizeof(err)), 0);
+	CHECK_STR(c.ftpd_banner, "Hi # all of it");
 	/* Red Hat's package's options. */
 	CHECK_INT(apply(&c, "userlist_log=YES", err, sizeof(err)), 0);
 	CHECK_INT(c.userlist_log, 1);
@@ -639,9 +671,12 @@ test_check(void)
 	c.anonymous_enable = 1;
 	c.ftp_username[0] = '\0';
 	CHECK_FAILS(&c, "ftp_username");
+	/* A path is its last part to PAM (startcheck_vsftpd_files says so);
+	 * one without a last part names no service. */
 	strcpy(c.pam_service_name, "../evil");
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+	strcpy(c.pam_service_name, "/etc/pam.d/");
 	CHECK_FAILS(&c, "pam_service_name");
-	strcpy(c.pam_service_name, "../evil");
 	c.local_enable = 0;
 	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
 }
@@ -827,19 +862,6 @@ test_example_config(void)
 	CHECK_INT(c.anonymous_enable, 0);
 	CHECK_INT(c.local_enable, 1);
 	CHECK_INT(c.write_enable, 0);
-}
-
-/* Collects what config_*_all report, one "E:" or "N:" line each. */
-static char reported[8192];
-
-static void
-collect(void *ctx, enum cfg_severity sev, const char *msg)
-{
-	size_t n = strlen(reported);
-
-	(void)ctx;
-	snprintf(reported + n, sizeof(reported) - n, "%s%s\n",
-		 sev == CFG_ERROR ? "E:" : "N:", msg);
 }
 
 /* One run names every bad line, reads on past a long or NUL line, notes too. */
