@@ -373,6 +373,8 @@ main(int argc, char **argv)
 		log_errors_to_stderr();
 	warn_to_stderr = cfg.listen || cfg.listen_ipv6;
 	config_warnings(&cfg, warn_log);
+	if (log_syslog_absent() != NULL)
+		warn_log(log_syslog_absent());
 	startcheck_vsftpd_files(&cfg, warn_log);
 	check_file_limit();
 	setup_namespaces(&cfg);

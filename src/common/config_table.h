@@ -290,7 +290,7 @@ CFG_BOOL(dual_log_enable, 0,
 CFG_BOOL(log_ftp_protocol, 0,
 	"Log every command and reply of every session (\"FTP command: Client ...\", \"FTP response: Client ...\"), passwords masked: for debugging; it logs file names and user names as clients send them.")
 CFG_BOOL(syslog_enable, 0,
-	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. The listener connects to /dev/log once, at start (no syslog daemon listening there is an error), and every session process keeps that socket, since a chrooted process cannot connect again; so lines of sessions already running are lost while the syslog daemon restarts.")
+	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. Each line is sent to /dev/log by the listener (the log writer; a logged-in session's lines go through it), so a syslog daemon that starts after twinftpd, or restarts, gets the next line; with none listening at start the start goes on and warns (as vsftpd's syslog(3) would drop the lines), and the lines until one listens are lost.")
 
 /* --- Sandbox --- */
 CFG_BOOL(seccomp_sandbox, 1,

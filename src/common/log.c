@@ -84,44 +84,58 @@ log_errors_to_stderr(void)
 }
 
 /*
- * Our own connected socket to syslog, not syslog(3)'s: libc keeps its
- * socket in a hidden descriptor, which the session processes close with
- * every descriptor they do not know of (tw_close_fds_except); the number
- * was then reused for an IPC socket and log lines went into it, and a
- * chrooted process cannot reconnect to /dev/log. This one is log_fd(),
- * kept open across those closes like the log file, and connected once,
- * before any chroot. A test build may name another socket, so that a
- * test can listen on a private path.
+ * Our own socket to syslog, not syslog(3)'s: libc keeps its socket in a
+ * hidden descriptor, which the session processes close with every
+ * descriptor they do not know of (tw_close_fds_except); the number was
+ * then reused for an IPC socket and log lines went into it. This one is
+ * log_fd(), kept open across those closes like the log file. It is not
+ * connected: each line is sent to the path (by the log writer, which is
+ * not chrooted), so a syslog daemon that starts after us, or restarts,
+ * gets the next line, as vsftpd's syslog(3) does. A test build may name
+ * another socket, so that a test can listen on a private path.
  */
+static struct sockaddr_un syslog_addr;
+/* Set when no syslog daemon listened at the last open (log_syslog_absent). */
+static char syslog_absent[CONFIG_MAX_MSG];
+
 static int
 open_syslog_socket(char *err, size_t errlen)
 {
-	struct sockaddr_un sun;
 	const char *path = SYSLOG_SOCKET;
-	int fd;
+	int fd, probe;
 
 #if TW_TEST_HOOKS
 	if (getenv("TW_TEST_SYSLOG_SOCKET") != NULL)
 		path = getenv("TW_TEST_SYSLOG_SOCKET");
 #endif
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (tw_strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) != 0) {
+	memset(&syslog_addr, 0, sizeof(syslog_addr));
+	syslog_addr.sun_family = AF_UNIX;
+	if (tw_strlcpy(syslog_addr.sun_path, path, sizeof(syslog_addr.sun_path)) != 0) {
 		(void)snprintf(err, errlen, "syslog socket path too long: %s", path);
 		return -1;
 	}
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
+	probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || probe < 0) {
 		(void)snprintf(err, errlen, "syslog_enable: socket: %s", strerror(errno));
+		if (fd >= 0)
+			(void)close(fd);
 		return -1;
 	}
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-		(void)snprintf(err, errlen, "syslog_enable=YES, but no syslog daemon listens "
-			       "on %s: %s", path, strerror(errno));
-		(void)close(fd);
-		return -1;
-	}
+	/* Only to tell the operator: the lines go out whether or not. */
+	syslog_absent[0] = '\0';
+	if (connect(probe, (struct sockaddr *)&syslog_addr, sizeof(syslog_addr)) != 0)
+		(void)snprintf(syslog_absent, sizeof(syslog_absent), "syslog_enable=YES, but no "
+			       "syslog daemon listens on %s yet (%s): log lines are lost until "
+			       "one does", path, strerror(errno));
+	(void)close(probe);
 	return fd;
+}
+
+const char *
+log_syslog_absent(void)
+{
+	return use_syslog && syslog_absent[0] != '\0' ? syslog_absent : NULL;
 }
 
 /* What cfg asks for: the log (file or syslog socket) and the xferlog. */
@@ -397,9 +411,13 @@ log_write_line(int level, const char *text, int pid, const char *role)
 	/*
 	 * One write per line: O_APPEND keeps lines of many processes whole,
 	 * and a datagram is one syslog message. Best effort (see the top):
-	 * a short or failed write, or a syslog that went away, loses it.
+	 * a short or failed write, or a syslog that is not there, loses it.
 	 */
-	(void)!write(logfd, line, (size_t)n);
+	if (use_syslog)
+		(void)!sendto(logfd, line, (size_t)n, MSG_NOSIGNAL,
+			      (struct sockaddr *)&syslog_addr, sizeof(syslog_addr));
+	else
+		(void)!write(logfd, line, (size_t)n);
 }
 
 void

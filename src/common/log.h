@@ -16,6 +16,13 @@ enum tw_log_level { TW_LOG_ERR = 3, TW_LOG_WARN = 4, TW_LOG_INFO = 6, TW_LOG_DEB
 
 /* In the listener, before any fork: opens log_file or syslog. */
 void log_open(const struct tw_config *cfg);
+
+/*
+ * With syslog_enable, when no syslog daemon listened on /dev/log at the
+ * last open or reopen: what to warn (the lines still go there, and reach
+ * a daemon that starts later); else NULL.
+ */
+const char *log_syslog_absent(void);
 /*
  * In the listener, at a reload: opens log_file (or syslog) anew, so that
  * a log renamed by logrotate is left to it and a fresh file is started.

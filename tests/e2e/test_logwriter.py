@@ -87,21 +87,23 @@ def test_logged_in_sessions_hold_no_log(make_server):
     fb.quit()
 
 
-def _connected_to(inode):
-    """Inodes of the unix sockets connected to the socket of inode (ss -x)."""
-    out = twhelpers.run(["ss", "-xan"]).stdout.decode()
-    peers = set()
+def _unconnected_dgram_of(pid):
+    """The unconnected unix datagram sockets pid holds (ss -xanp): the
+    log writer's syslog socket, which sends each line to the path."""
+    out = twhelpers.run(["ss", "-xanp"]).stdout.decode()
+    socks = set()
     for line in out.splitlines():
         f = line.split()
-        if len(f) >= 8 and f[-1] == str(inode):
-            peers.add("socket:[%s]" % f[-3])
-    return peers
+        if len(f) >= 8 and f[0] == "u_dgr" and f[1] == "UNCONN" and \
+                "pid=%d," % pid in line:
+            socks.add("socket:[%s]" % f[5])
+    return socks
 
 
 def test_syslog_socket_not_held_after_login(make_server, tmp_path):
-    """syslog_enable: the daemon's /dev/log socket is the shared log then.
-    The logged-in session's processes hold none connected to it, and its
-    lines still reach syslog with the session's pid."""
+    """syslog_enable: the daemon's syslog socket is the shared log then.
+    The logged-in session's processes hold none of it, and its lines
+    still reach syslog with the session's pid."""
     os.chmod(str(tmp_path), 0o755)
     path = str(tmp_path / "log.sock")
     rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -119,11 +121,45 @@ def test_syslog_socket_not_held_after_login(make_server, tmp_path):
             got.append(rx.recv(8192).decode())
         want = r'twinftpd\[%d\]: \[pid %d\] \[monitor\] OK DOWNLOAD' % (mon, mon)
         assert any(re.search(want, g) for g in got), got
-        syslog_socks = _connected_to(os.fstat(rx.fileno()).st_ino)
+        syslog_socks = _unconnected_dgram_of(srv.pid)
         # The listener's own socket is there: the check sees what it must.
-        assert syslog_socks & _fd_targets(srv.pid), (syslog_socks, _fd_targets(srv.pid))
+        assert syslog_socks and syslog_socks <= _fd_targets(srv.pid), \
+            (syslog_socks, _fd_targets(srv.pid))
         procs = _assert_no_log_fds(srv.pid, syslog_socks, [USERS["alice"]])
         assert procs.get(mon) == USERS["alice"], procs
         f.quit()
     finally:
         rx.close()
+
+
+def test_syslog_daemon_that_starts_later(make_server, tmp_path):
+    """No syslog daemon on the socket at start (a container, a boot that
+    starts it later): the start goes on and says so, as vsftpd's
+    syslog(3) would; once a daemon listens, the next lines reach it, and
+    again after it restarts."""
+    os.chmod(str(tmp_path), 0o755)
+    path = str(tmp_path / "log.sock")
+    srv = make_server({"syslog_enable": True}, extra_env={"TW_TEST_SYSLOG_SOCKET": path},
+                      start=False)
+    srv.start(ready=lambda: twhelpers.port_listening(srv.port))
+    # Said where the operator starting it looks (standalone: stderr).
+    wait_until(lambda: "syslog_enable=YES, but no syslog daemon listens on %s yet" % path
+               in open(srv.stderr_path, errors="replace").read(), 10,
+               what="the warning on stderr")
+    for attempt in range(2):            # the daemon, then the daemon restarted
+        rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        rx.bind(path)
+        rx.settimeout(twhelpers.TIMEOUT)
+        try:
+            f = srv.ftp("alice")
+            mon = srv.session_of(f.sock.getsockname()[1])
+            f.quit()
+            got = []
+            while not any("OK LOGIN" in g for g in got):
+                got.append(rx.recv(8192).decode())
+            assert any(re.search(r'twinftpd\[%d\]: \[pid %d\] \[monitor\] OK LOGIN' %
+                                 (mon, mon), g) for g in got), (attempt, got)
+        finally:
+            rx.close()
+            os.unlink(path)
+
