@@ -739,9 +739,13 @@ auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 		if (admitted <= 0)
 			return admitted < 0 ? AUTH_UNAVAILABLE : AUTH_DENIED;
 
-		/* Looked up once by the listener (main.c): no NSS here. */
-		if (!tw_rt.have_ftp_user)
-			bug("anonymous login without a resolved ftp_username");
+		/* Looked up once by the listener (derived.c): no NSS here. A
+		 * missing user was a warning at start. */
+		if (!tw_rt.have_ftp_user) {
+			tw_log(TW_LOG_ERR, "anonymous login refused: ftp_username %s does not "
+			       "exist", cfg->ftp_username);
+			return AUTH_UNAVAILABLE;
+		}
 		memset(&ftp, 0, sizeof(ftp));
 		ftp.pw_name = (char *)cfg->ftp_username;
 		ftp.pw_uid = tw_rt.ftp_uid;

@@ -75,13 +75,13 @@ resolve_users(const struct tw_config *cfg, struct tw_runtime *rt, char *err, siz
 	rt->nopriv_uid = pw->pw_uid;
 	rt->nopriv_gid = pw->pw_gid;
 	rt->have_ftp_user = 0;
-	if (cfg->anonymous_enable) {
-		pw = getpwnam(cfg->ftp_username);
-		if (pw == NULL) {
-			(void)snprintf(err, errlen, "ftp_username %s does not exist "
-				       "(anonymous_enable=YES)", cfg->ftp_username);
-			return -1;
-		}
+	/* vsftpd starts without the user too, and refuses each anonymous login. */
+	pw = cfg->anonymous_enable ? getpwnam(cfg->ftp_username) : NULL;
+	if (cfg->anonymous_enable && pw == NULL)
+		tw_log(TW_LOG_WARN, "ftp_username %s does not exist: anonymous logins are "
+		       "refused (anonymous_enable=YES; set anonymous_enable=NO, or create the "
+		       "user)", cfg->ftp_username);
+	if (pw != NULL) {
 		rt->have_ftp_user = 1;
 		rt->ftp_uid = pw->pw_uid;
 		rt->ftp_gid = pw->pw_gid;

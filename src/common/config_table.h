@@ -47,8 +47,8 @@ CFG_STR(status_socket, "/run/twinftpd.sock",
 	"AF_UNIX socket (mode 0600, root's) on which the standalone listener writes a snapshot of its live state to whoever connects: what `twinftpd -S` prints (sessions by state, user and client address, the ready pool, penalties in force, uptime, the configuration file and its reload count). The listener never reads from it. A stale socket left by a listener that died is replaced; one another listener still answers on is left alone (the start says so and runs without). Empty: no status socket. Kept across an upgrade (SIGUSR2); a reload cannot change it.")
 
 /* --- Users and login --- */
-CFG_BOOL(anonymous_enable, 0,
-	"Allow anonymous logins as \"anonymous\" or \"ftp\". They run as ftp_username, chrooted to anon_root (or that user's home directory).")
+CFG_BOOL(anonymous_enable, 1,
+	"Allow anonymous logins as \"anonymous\" or \"ftp\". They run as ftp_username, chrooted to anon_root (or that user's home directory), read-only unless the anon_* write options say otherwise. The default is vsftpd's, so that a vsftpd.conf that leaves the line out means here what it meant there; twinftpd's own configuration file sets it to NO. Without the user ftp_username the start goes on with a warning and anonymous logins are refused (530), as vsftpd refuses them.")
 CFG_STR(ftp_username, "ftp",
 	"Local user whose uid, gid and home directory anonymous sessions use.")
 CFG_STR(anon_root, "",
@@ -63,8 +63,8 @@ CFG_BOOL(secure_email_list_enable, 0,
 	"Admit an anonymous login only with a password that is a line of email_password_file, as vsftpd: a low-hassle shared password for content that needs little protection. Any other password gets 530 and counts as a failed login. The file is read and compared as banned_email_file; one that cannot be read refuses every anonymous login.")
 CFG_STR(email_password_file, "/etc/twinftpd.email_passwords",
 	"The list secure_email_list_enable reads, one password per line (vsftpd's default is /etc/vsftpd.email_passwords, read instead as for banned_email_file).")
-CFG_BOOL(local_enable, 1,
-	"Allow local users (authenticated through PAM) to log in.")
+CFG_BOOL(local_enable, 0,
+	"Allow local users (authenticated through PAM) to log in. The default is vsftpd's: a vsftpd.conf for an anonymous-only site may leave the line out, and local users must then not log in; twinftpd's own configuration file sets it to YES.")
 CFG_STR(pam_service_name, "twinftpd",
 	"PAM service used to authenticate local users. A path (/etc/pam.d/vsftpd) names its last part (vsftpd), as Linux-PAM reads it for vsftpd; -t and the start say so.")
 CFG_BOOL(reverse_lookup_enable, 0,

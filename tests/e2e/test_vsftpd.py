@@ -119,7 +119,7 @@ def test_listen_ipv6_beside_ipv4_stays_ipv6_only(make_server):
     """listen=YES and listen_ipv6=YES: two sockets on one port, as before."""
     srv = make_server({"listen": True, "listen_ipv6": True, "listen_address": ""},
                       start=False)
-    _start_with_file(srv, "listen=YES\nlisten_ipv6=YES\n",
+    _start_with_file(srv, "listen=YES\nlisten_ipv6=YES\nlocal_enable=YES\n",
                      lambda: _listening_tcp6(srv.port) and
                      twhelpers.port_listening(srv.port))
     for host, af in (("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)):
@@ -141,6 +141,7 @@ def test_check_reports_every_problem(tmp_path):
         "async_abor_enable=YES",            # 5: a note, no problem
         "one_process_model=NO",             # 6: a note
         "anonymous_enable=YES",
+        "local_enable=YES",
         "ftp_username=no-such-ftp-user",
         "nopriv_user=no-such-nopriv-user",
         "anon_root=" + missing,
@@ -166,6 +167,36 @@ def test_check_reports_every_problem(tmp_path):
     assert re.search(r"note: %s:6: .*one_process_model" % re.escape(p), err), err
     assert "8 problems found" in err, err     # swapped pasv ports: a warning
     assert out == "", out
+
+
+def test_login_defaults_are_vsftpd_s(make_server):
+    """A vsftpd.conf for an anonymous-only site often names neither
+    anonymous_enable (vsftpd: YES) nor local_enable (vsftpd: NO): the
+    anonymous login works, and a local user with a right password is
+    refused, as under vsftpd."""
+    s = make_server(start=False)
+    del s.opts["anonymous_enable"]
+    del s.opts["local_enable"]
+    s.start()
+    with s.ctrl() as c:
+        assert c.cmd("USER alice")[0] == 331
+        assert c.cmd("PASS " + twhelpers.PASSWORDS["alice"])[0] == 530
+    f = s.ftp("anonymous")
+    assert twhelpers.pwd_of(f.sendcmd("PWD")) == "/"
+    f.quit()
+
+
+def test_anonymous_without_its_user(make_server):
+    """anonymous_enable=YES and no ftp_username account: vsftpd starts and
+    refuses each anonymous login; so does twinftpd, saying why at start."""
+    s = make_server({"ftp_username": "no-such-ftp-user"})
+    s.wait_log(r"ftp_username no-such-ftp-user does not exist: anonymous logins are "
+               r"refused")
+    with s.ctrl() as c:
+        assert c.cmd("USER anonymous")[0] == 331
+        assert c.cmd("PASS e2e@example.org")[0] == 530
+    f = s.ftp("alice")                  # local users are not affected
+    f.quit()
 
 
 def test_pam_service_name_as_a_path(make_server):

@@ -161,7 +161,7 @@ def test_check_names_the_accounts(tmp_path):
     must be a directory; all three named in one run."""
     conf = tmp_path / "v.conf"
     conf.write_text("listen=YES\nnopriv_user=nobody\nsecure_chroot_dir=%s\nlog_file=%s/log\n"
-                    "guest_enable=YES\nguest_username=twv-no-such-user\n"
+                    "local_enable=YES\nguest_enable=YES\nguest_username=twv-no-such-user\n"
                     "chown_uploads=YES\nchown_username=twv-no-such-owner\n"
                     "user_config_dir=%s/missing\n" % (tmp_path, tmp_path, tmp_path))
     os.chmod(str(tmp_path), 0o755)

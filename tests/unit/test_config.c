@@ -141,7 +141,9 @@ test_table(void)
 	/* A few defaults the man page and the example config promise. */
 	CHECK_INT(c.listen, 1);
 	CHECK_INT(c.listen_port, 21);
-	CHECK_INT(c.anonymous_enable, 0);
+	/* vsftpd's: a vsftpd.conf that leaves them out means what it meant. */
+	CHECK_INT(c.anonymous_enable, 1);
+	CHECK_INT(c.local_enable, 0);
 	CHECK_INT(c.local_umask, 077);
 	CHECK_STR(c.nopriv_user, "nobody");
 }
@@ -673,6 +675,7 @@ test_check(void)
 	CHECK_FAILS(&c, "ftp_username");
 	/* A path is its last part to PAM (startcheck_vsftpd_files says so);
 	 * one without a last part names no service. */
+	c.local_enable = 1;
 	strcpy(c.pam_service_name, "../evil");
 	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
 	strcpy(c.pam_service_name, "/etc/pam.d/");
