@@ -167,7 +167,13 @@ static const struct {
 	  "local logins go through PAM, which vsftpd too lets decide about shells" },
 	{ "session_support", 'b', "NO", NULL },
 	{ "ptrace_sandbox", 'b', "NO", NULL },
-	{ "run_as_launching_user", 'b', "NO", NULL },
+	/* YES ran vsftpd as whoever started it, with no separation and no
+	 * chroot: started by root (twinftpd must be), every login had root's
+	 * files. Ignored, each session runs as its own user: it restricts
+	 * more. */
+	{ "run_as_launching_user", '*', NULL,
+	  "sessions always run privilege-separated, each as its own user (started by root, "
+	  "as twinftpd must be, vsftpd's YES gave every login root's files)" },
 	{ "tilde_user_enable", 'b', "NO", NULL },
 	{ "ftp_enable", 'b', "YES", NULL },
 	{ "http_enable", 'b', "NO", NULL },

@@ -218,7 +218,7 @@ def test_check_accepts_inert_vsftpd_settings(tmp_path):
                     "secure_chroot_dir=%s\nlog_file=%s/log\n"
                     "tilde_user_enable=NO\none_process_model=NO\nasync_abor_enable=YES\n"
                     "utf8_filesystem=YES\nsetproctitle_enable=YES\nsession_support=NO\n"
-                    "run_as_launching_user=NO\nlog_die=YES\nbetter_stou=NO\n"
+                    "run_as_launching_user=YES\nlog_die=YES\nbetter_stou=NO\n"
                     "bind_retries=9\nanon_max_rate=0\nssl_enable=NO\n" % (tmp_path, tmp_path))
     os.chmod(str(tmp_path), 0o755)
     r, out, err = _check(str(conf))

@@ -402,7 +402,8 @@ test_names(void)
 	CHECK_INT(apply(&c, "hide_file=*.iso", err, sizeof(err)), 0);
 	CHECK_STR(c.hide_file, "*.iso");
 	REJECTED("trans_chunk_size=x", "expected a decimal number");
-	REJECTED("run_as_launching_user=YES", "only run_as_launching_user=NO");
+	REJECTED("tilde_user_enable=YES", "only tilde_user_enable=NO");
+	CHECK_INT(apply(&c, "run_as_launching_user=YES", err, sizeof(err)), 0);
 	REJECTED("dsa_cert_file=/x", "only dsa_cert_file= with no value");
 	REJECTED("no_such_vsftpd_thing=NO", "unknown option");
 	/* vsftpd options whose value changes nothing here: accepted. */
