@@ -119,6 +119,17 @@ void sandbox_prepare(const struct tw_config *cfg);
 void sandbox_policy_print(FILE *out, const struct tw_config *cfg);
 
 /*
+ * seccomp_sandbox=NO, as vsftpd.conf files have it (a third of 141 public
+ * ones: a workaround for vsftpd's own filter), does not turn twinftpd's
+ * filters off: where this kernel takes a filter, cfg->seccomp_sandbox is
+ * set to 1 again. Where it takes none, the sessions run without, and
+ * warn (NULL: quiet) says so. seccomp_sandbox=YES is left alone: a start
+ * then fails where filters cannot be installed. Called at start and at a
+ * reload (the probe, a child that loads an empty filter, runs once).
+ */
+void sandbox_settle(struct tw_config *cfg, void (*warn)(const char *msg));
+
+/*
  * Debug switch (config: seccomp_log_only): a forbidden syscall is logged by
  * the kernel (audit/dmesg) and runs, instead of killing the process. Read
  * by sandbox_apply().

@@ -33,6 +33,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -671,6 +672,48 @@ compile_role(const struct tw_config *cfg, size_t role)
 			sc_policies[role].name, k, compiled[k][role].len);
 	close(fd);
 	seccomp_release(ctx);
+}
+
+/* Whether this kernel takes a seccomp filter at all (a child tries one). */
+static int
+seccomp_probe(void)
+{
+	int status;
+	pid_t pid;
+
+#if TW_TEST_HOOKS
+	/* A test stands for a kernel or a container that refuses filters. */
+	if (getenv("TW_TEST_NO_SECCOMP") != NULL)
+		return 0;
+#endif
+	if (seccomp_api_get() < 3)
+		return 0;
+	pid = fork();
+	if (pid == 0) {
+		scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+
+		_exit(ctx != NULL && seccomp_load(ctx) == 0 ? 0 : 1);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
+}
+
+void
+sandbox_settle(struct tw_config *cfg, void (*warn)(const char *msg))
+{
+	static int available = -1;
+
+	if (cfg->seccomp_sandbox)
+		return;
+	if (available < 0)
+		available = seccomp_probe();
+	if (available) {
+		cfg->seccomp_sandbox = 1;
+		return;
+	}
+	if (warn != NULL)
+		warn("seccomp filters cannot be installed on this system: sessions run without "
+		     "them (seccomp_sandbox=NO)");
 }
 
 void

@@ -81,7 +81,7 @@ check_sandbox(const struct tw_config *cfg)
 		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0)
 			die("seccomp filters cannot be installed on this system "
-			    "(set seccomp_sandbox=NO to run without them)");
+			    "(set seccomp_sandbox=NO to run without them where that is so)");
 	}
 	/* Said once per start: in inetd mode that is once per session. */
 	if (!cfg->listen && !cfg->listen_ipv6)
@@ -373,6 +373,7 @@ main(int argc, char **argv)
 		log_errors_to_stderr();
 	warn_to_stderr = cfg.listen || cfg.listen_ipv6;
 	config_warnings(&cfg, warn_log);
+	sandbox_settle(&cfg, warn_log);
 	if (log_syslog_absent() != NULL)
 		warn_log(log_syslog_absent());
 	startcheck_vsftpd_files(&cfg, warn_log);

@@ -12,6 +12,7 @@
 #include "src/pool.h"
 #include "src/session_table.h"
 #include "src/startcheck.h"
+#include "sandbox/sandbox.h"
 
 /*
  * Settings a reload cannot change: the sockets are bound (and the
@@ -113,6 +114,7 @@ listener_reload(struct tw_config *live)
 		sdnotify("READY=1\nSTATUS=reload refused: configuration error");
 		return;
 	}
+	sandbox_settle(&next, NULL);
 	keep_restart_only(&next, live);
 	startcheck_vsftpd_files(&next, warn_log);
 	/* Derived from the live copy (tls.c keeps a pointer to it), put back if refused. */

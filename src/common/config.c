@@ -1082,6 +1082,10 @@ config_warnings(const struct tw_config *c, void (*warn)(const char *msg))
 			       "(vsftpd would end each session at PASV)", c->pasv_address);
 		warn(msg);
 	}
+	if (!c->seccomp_sandbox)
+		warn("seccomp_sandbox=NO turned off vsftpd's own filter; twinftpd's stay on "
+		     "where the kernel takes them, and only where it does not do sessions run "
+		     "without (seccomp_log_only is the debugging switch)");
 	/* vsftpd starts so too (docker images append pasv_address later). */
 	if (c->pasv_addr_resolve && c->pasv_address[0] == '\0')
 		warn("pasv_addr_resolve=YES without pasv_address resolves nothing: PASV "

@@ -294,7 +294,7 @@ CFG_BOOL(syslog_enable, 0,
 
 /* --- Sandbox --- */
 CFG_BOOL(seccomp_sandbox, 1,
-	"Run every session process under its seccomp policy.")
+	"Run every session process under its seccomp policy, and refuse to start where the kernel cannot install one. NO does not turn the policies off: it lets the server start without them only where the kernel takes no filter (with a warning). vsftpd.conf files set NO to work around vsftpd's own filter (a third of 141 public ones do), which says nothing about twinftpd's; seccomp_log_only is the debugging switch.")
 CFG_BOOL(isolate_network, 1,
 	"Put every protocol worker in an empty network namespace (shared by all workers, created once at start): it cannot open any network connection, and every data socket (PASV listen, PORT connect) is made by the session monitor, which pins the peer to the control connection's client. Where the kernel refuses namespaces (containers) the daemon says so once at start and runs without.")
 CFG_BOOL(isolate, 0,

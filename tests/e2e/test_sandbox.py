@@ -9,7 +9,8 @@ must finish with the right sha256, and the listener must keep accepting.
 
 How each wall was checked to be load-bearing (the test fails without it):
 - seccomp: test_seccomp_off_serves_and_walls_are_down runs the same hook
-  with seccomp_sandbox=NO and asserts the inverse (socket(AF_UNIX) and
+  with the filters off (seccomp_sandbox=NO on a kernel that takes none, a
+  test hook) and asserts the inverse (socket(AF_UNIX) and
   socket(AF_INET) succeed, /proc shows Seccomp: 0), so every "killed"
   expectation of the attack matrix depends on the filter being there.
 - network namespace: with isolate_network=NO, or with unshare() made to
@@ -546,8 +547,26 @@ def _serves_transfer(s):
     f.quit()
 
 
+def test_seccomp_no_keeps_the_filters(make_server):
+    """seccomp_sandbox=NO as vsftpd.conf files have it (a workaround for
+    vsftpd's own filter): where the kernel takes filters, twinftpd's stay
+    on, and the log says why."""
+    s = make_server({"seccomp_sandbox": False})
+    s.wait_log(r"seccomp_sandbox=NO turned off vsftpd's own filter; twinftpd's stay on")
+    s.wait_log(r"sandbox: seccomp on")
+    with s.ctrl() as c:
+        c.login("alice", "alice-pw")
+        _mon, w = _worker(s, c, USERS["alice"])
+        assert proc_status(w)["Seccomp"] == "2"
+        assert _attack(c, "socket_unix")[0] == "killed"
+
+
 def test_seccomp_off_serves_and_walls_are_down(make_server):
-    s = make_server({"seccomp_sandbox": False, "isolate_network": False})
+    # A kernel that takes no filter (a test hook stands for it), where
+    # seccomp_sandbox=NO lets the server run without.
+    s = make_server({"seccomp_sandbox": False, "isolate_network": False},
+                    extra_env={"TW_TEST_NO_SECCOMP": "1"})
+    s.wait_log(r"seccomp filters cannot be installed on this system: sessions run without")
     s.wait_log(r"sandbox: seccomp off")
     _serves_transfer(s)
     with s.ctrl() as c:
