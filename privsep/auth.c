@@ -182,6 +182,37 @@ pam_denied(int rc)
 	}
 }
 
+/*
+ * The reverse name comes from whoever runs the client's reverse zone: it
+ * counts only when it resolves back to the client's address (as OpenSSH's
+ * UseDNS and libwrap check), so that a zone cannot name its host
+ * "localhost" or a name that a pam_access rule allows.
+ */
+static int
+name_confirmed(const char *name, const struct sockaddr_storage *peer)
+{
+	struct addrinfo hints, *res = NULL, *a;
+	int same = 0;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = peer->ss_family;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(name, NULL, &hints, &res) != 0)
+		return 0;
+	for (a = res; a != NULL && !same; a = a->ai_next) {
+		if (a->ai_family == AF_INET && peer->ss_family == AF_INET)
+			same = memcmp(&((struct sockaddr_in *)a->ai_addr)->sin_addr,
+				      &((const struct sockaddr_in *)peer)->sin_addr,
+				      sizeof(struct in_addr)) == 0;
+		else if (a->ai_family == AF_INET6 && peer->ss_family == AF_INET6)
+			same = memcmp(&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr,
+				      &((const struct sockaddr_in6 *)peer)->sin6_addr,
+				      sizeof(struct in6_addr)) == 0;
+	}
+	freeaddrinfo(res);
+	return same;
+}
+
 int
 auth_rhost(const char *peer_ip, int reverse, char *out, size_t outsz)
 {
@@ -200,7 +231,8 @@ auth_rhost(const char *peer_ip, int reverse, char *out, size_t outsz)
 	}
 	/* NI_NAMEREQD: no name, no answer (not the address spelled out). */
 	if (len > 0 && getnameinfo((struct sockaddr *)&ss, len, out, (socklen_t)outsz,
-				   NULL, 0, NI_NAMEREQD) == 0)
+				   NULL, 0, NI_NAMEREQD) == 0 &&
+	    name_confirmed(out, &ss))
 		return 1;
 	return tw_strlcpy(out, peer_ip, outsz) == 0 ? 0 : -1;
 }
@@ -217,8 +249,16 @@ pam_check(const struct tw_config *cfg, const char *user, const char *pass,
 	int rc;
 
 	/* reverse_lookup_enable: the client's name, else its address. */
-	if (auth_rhost(peer_ip, cfg->reverse_lookup_enable, rhost, sizeof(rhost)) < 0)
+	switch (auth_rhost(peer_ip, cfg->reverse_lookup_enable, rhost, sizeof(rhost))) {
+	case -1:
 		return AUTH_UNAVAILABLE;
+	case 1:
+		tw_log(TW_LOG_INFO, "reverse_lookup_enable: PAM is given the host name %s "
+		       "for %s", rhost, peer_ip);
+		break;
+	default:
+		break;
+	}
 	rc = pam_start(cfg->pam_service_name, user, &conv, &ph);
 	if (rc != PAM_SUCCESS)
 		return AUTH_UNAVAILABLE;

@@ -105,7 +105,8 @@ int auth_userlist_allows(const struct tw_config *cfg, const char *user);
 /*
  * What PAM is given as PAM_RHOST for a client at peer_ip (text): with
  * reverse (reverse_lookup_enable) its reverse DNS name when it has one
- * (1), else the address itself (0); -1 when out is too small.
+ * that resolves back to peer_ip (1), else the address itself (0); -1
+ * when out is too small.
  */
 int auth_rhost(const char *peer_ip, int reverse, char *out, size_t outsz);
 

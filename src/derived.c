@@ -167,19 +167,20 @@ read_banner(const char *path, struct tw_runtime *rt, char *err, size_t errlen)
  * it), or with pasv_addr_resolve a host name resolved here, by the
  * listener (a worker cannot resolve: it has no network and no files).
  */
-static int
-resolve_pasv_address(const struct tw_config *cfg, struct tw_runtime *rt, char *err,
-		     size_t errlen)
+static void
+resolve_pasv_address(const struct tw_config *cfg, struct tw_runtime *rt, int reloading)
 {
 	struct addrinfo hints, *res = NULL;
+	/* What the start or the last reload resolved (rt is tw_rt's copy). */
+	int had = reloading && rt->have_pasv_addr;
 	int rc;
 
 	rt->have_pasv_addr = 0;
 	if (cfg->pasv_address[0] == '\0')
-		return 0;
+		return;
 	if (!config_pasv_is_name(cfg)) {
 		rt->have_pasv_addr = inet_pton(AF_INET, cfg->pasv_address, &rt->pasv_addr) == 1;
-		return 0;
+		return;
 	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_INET;
@@ -189,19 +190,22 @@ resolve_pasv_address(const struct tw_config *cfg, struct tw_runtime *rt, char *e
 		/*
 		 * Not a reason to refuse the start (DNS may not be up yet at
 		 * boot; vsftpd resolves at each PASV): clients get the address
-		 * they connected to, which most use anyway behind NAT.
+		 * they connected to, which most use anyway behind NAT. At a
+		 * reload, a passing DNS failure keeps the address in use.
 		 */
+		rt->have_pasv_addr = had;
 		tw_log(TW_LOG_WARN, "pasv_address %s (pasv_addr_resolve): %s; PASV announces "
-		       "the address each client connected to until a reload resolves it",
-		       cfg->pasv_address, rc != 0 ? gai_strerror(rc) : "no IPv4 address");
+		       "%s until a reload resolves it", cfg->pasv_address,
+		       rc != 0 ? gai_strerror(rc) : "no IPv4 address",
+		       had ? "the address resolved before" : "the address each client "
+		       "connected to");
 		if (res != NULL)
 			freeaddrinfo(res);
-		return 0;
+		return;
 	}
 	rt->pasv_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
 	rt->have_pasv_addr = 1;
 	freeaddrinfo(res);
-	return 0;
 }
 
 /*
@@ -296,9 +300,9 @@ derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errl
 	/* The namespaces (netns_fd, isolate) are made once, at start. */
 	rt = tw_rt;
 	if (resolve_users(cfg, &rt, err, errlen) != 0 ||
-	    read_banner(cfg->banner_file, &rt, err, errlen) != 0 ||
-	    resolve_pasv_address(cfg, &rt, err, errlen) != 0)
+	    read_banner(cfg->banner_file, &rt, err, errlen) != 0)
 		return -1;
+	resolve_pasv_address(cfg, &rt, reloading);
 	derive_login_nice(cfg, &rt);
 	if (sa_cidr_list_parse(cfg->proxy_protocol_trusted, &rt.proxy_trusted) != 0) {
 		(void)snprintf(err, errlen, "proxy_protocol_trusted: not a list of networks");

@@ -260,6 +260,12 @@ warn_log(const char *msg)
 		warn_stderr(msg);
 }
 
+static void
+warn_quiet(const char *msg)
+{
+	(void)msg;
+}
+
 /* The file the cross-option checks name (they belong to no line). */
 static const char *check_origin;
 
@@ -372,11 +378,15 @@ main(int argc, char **argv)
 	if (cfg.listen || cfg.listen_ipv6)
 		log_errors_to_stderr();
 	warn_to_stderr = cfg.listen || cfg.listen_ipv6;
-	config_warnings(&cfg, warn_log);
-	sandbox_settle(&cfg, warn_log);
+	/* Said once per start: in inetd mode a start is a session (-t says
+	 * them there). */
+	void (*start_warn)(const char *msg) = cfg.listen || cfg.listen_ipv6 ? warn_log
+									      : warn_quiet;
+	config_warnings(&cfg, start_warn);
+	sandbox_settle(&cfg, start_warn);
 	if (log_syslog_absent() != NULL)
-		warn_log(log_syslog_absent());
-	startcheck_vsftpd_files(&cfg, warn_log);
+		start_warn(log_syslog_absent());
+	startcheck_vsftpd_files(&cfg, start_warn);
 	check_file_limit();
 	setup_namespaces(&cfg);
 	/* Logged, and on stderr too in standalone mode (log_errors_to_stderr;

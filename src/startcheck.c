@@ -259,8 +259,16 @@ startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 	(void)check_user(&ck, "nopriv_user", cfg->nopriv_user);
 	if (cfg->secure_chroot_dir[0] == '/')
 		check_secure_chroot(&ck, cfg->secure_chroot_dir);
+	/* Without the account a start warns and refuses anonymous logins
+	 * (derived.c), as vsftpd does: a note here, not a problem. */
 	if (cfg->anonymous_enable) {
-		pw = check_user(&ck, "ftp_username", cfg->ftp_username);
+		pw = NULL;
+		if (getpwnam(cfg->ftp_username) == NULL)
+			say(&ck, CFG_NOTE, "ftp_username: user '%s' does not exist: anonymous "
+			    "logins will be refused (anonymous_enable=YES, vsftpd's default)",
+			    cfg->ftp_username);
+		else
+			pw = check_user(&ck, "ftp_username", cfg->ftp_username);
 		if (cfg->anon_root[0] != '\0')
 			check_dir(&ck, "anon_root", cfg->anon_root);
 		else if (pw != NULL)

@@ -622,6 +622,10 @@ apply_line(struct tw_config *c, const char *text, const char *origin, unsigned l
 	} else {
 		r = cfg_set(c, d, vcopy, origin, line, err, errlen);
 	}
+	if (r >= 0 && d != NULL && strcmp(d->name, "anonymous_enable") == 0)
+		c->anonymous_enable_written = 1;
+	if (r >= 0 && d != NULL && strcmp(d->name, "local_enable") == 0)
+		c->local_enable_written = 1;
 	free(vcopy);
 	return r;
 }
@@ -1023,6 +1027,7 @@ config_pasv_is_name(const struct tw_config *c)
 {
 	const char *p = c->pasv_address;
 	struct in_addr a;
+	int letter = 0;
 
 	if (*p == '\0')
 		return 0;
@@ -1030,48 +1035,54 @@ config_pasv_is_name(const struct tw_config *c)
 		return 1;
 	if (inet_pton(AF_INET, p, &a) == 1)
 		return 0;
-	/* Letters, digits, '-' and '.', as a host name is written. */
-	for (; *p != '\0'; p++)
+	/* Letters, digits, '-' and '.', as a host name is written, with a
+	 * letter: digits and dots alone are a mistyped address (and
+	 * "010.0.0.1" would resolve, as octal, to 8.0.0.1). */
+	for (; *p != '\0'; p++) {
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.')
 			return 0;
-	return 1;
+		letter |= isalpha((unsigned char)*p) != 0;
+	}
+	return letter;
 }
 
 void
 config_pasv_range(const struct tw_config *c, unsigned *lo, unsigned *hi)
 {
-	*lo = c->pasv_min_port;
-	*hi = c->pasv_max_port;
-	if (*lo == 0 && *hi == 0)
-		return;
-	/* vsftpd's reading of a bound left at 0, and of bounds swapped. */
-	if (*lo == 0)
-		*lo = PASV_LOWEST;
-	if (*hi == 0)
-		*hi = 65535;
-	if (*lo > *hi) {
-		unsigned t = *lo;
+	unsigned l = c->pasv_min_port, h = c->pasv_max_port;
 
-		*lo = *hi;
-		*hi = t;
+	*lo = *hi = 0;
+	if (l == 0 && h == 0)
+		return;
+	/* Bounds given the wrong way round: the range between them (vsftpd
+	 * would run from pasv_min_port to 65535). */
+	if (l > h && h > PASV_LOWEST) {
+		unsigned t = l;
+
+		l = h;
+		h = t;
 	}
+	/* vsftpd's reading (privops.c): a bound at 0 or out of range is
+	 * 1024 for the lowest, 65535 for the highest. */
+	*lo = l > PASV_LOWEST ? l : PASV_LOWEST;
+	*hi = h >= *lo && h < 65535 ? h : 65535;
 }
 
 void
 config_warnings(const struct tw_config *c, void (*warn)(const char *msg))
 {
+	unsigned lo, hi;
+
 	if (c->ssl_enable && (c->ssl_tlsv1 || c->ssl_tlsv1_1 || c->ssl_sslv2 || c->ssl_sslv3))
 		warn("ssl_tlsv1, ssl_tlsv1_1, ssl_sslv2 and ssl_sslv3 are ignored: "
 		     "only TLS 1.2 and 1.3 are offered");
-	if ((c->pasv_min_port == 0) != (c->pasv_max_port == 0) ||
-	    c->pasv_min_port > c->pasv_max_port) {
+	config_pasv_range(c, &lo, &hi);
+	if ((c->pasv_min_port != 0 || c->pasv_max_port != 0) &&
+	    (lo != c->pasv_min_port || hi != c->pasv_max_port)) {
 		char msg[160];
-		unsigned lo, hi;
 
-		config_pasv_range(c, &lo, &hi);
 		(void)snprintf(msg, sizeof(msg), "pasv_min_port=%u and pasv_max_port=%u: PASV "
-			       "uses ports %u to %u, as vsftpd does", c->pasv_min_port,
-			       c->pasv_max_port, lo, hi);
+			       "uses ports %u to %u", c->pasv_min_port, c->pasv_max_port, lo, hi);
 		warn(msg);
 	}
 	if (!c->pasv_addr_resolve && config_pasv_is_name(c)) {
@@ -1082,6 +1093,12 @@ config_warnings(const struct tw_config *c, void (*warn)(const char *msg))
 			       "(vsftpd would end each session at PASV)", c->pasv_address);
 		warn(msg);
 	}
+	if (!c->anonymous_enable_written && c->anonymous_enable)
+		warn("anonymous_enable is not set: anonymous logins are allowed (vsftpd's "
+		     "default; set anonymous_enable=NO to refuse them)");
+	if (!c->local_enable_written && !c->local_enable)
+		warn("local_enable is not set: local users cannot log in (vsftpd's default; set "
+		     "local_enable=YES to let them)");
 	if (!c->seccomp_sandbox)
 		warn("seccomp_sandbox=NO turned off vsftpd's own filter; twinftpd's stay on "
 		     "where the kernel takes them, and only where it does not do sessions run "

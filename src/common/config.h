@@ -21,6 +21,10 @@ struct tw_config {
 #undef CFG_UINT
 #undef CFG_OCTAL
 #undef CFG_STR
+	/* Who may log in was written down (not in the table: no option). A
+	 * config that leaves it to the defaults, vsftpd's, gets a warning,
+	 * since twinftpd's defaults were the other way round before. */
+	int anonymous_enable_written, local_enable_written;
 };
 
 enum cfg_type { CFG_T_BOOL, CFG_T_UINT, CFG_T_OCTAL, CFG_T_STR };

@@ -88,7 +88,7 @@ CFG_BOOL(userlist_enable, 0,
 CFG_BOOL(userlist_deny, 1,
 	"With userlist_enable: YES denies the users in the list, NO allows only them.")
 CFG_STR(userlist_file, "/etc/twinftpd.user_list",
-	"File with one user name per line for userlist_enable ('#' starts a comment line). vsftpd's default is /etc/vsftpd.user_list (/etc/vsftpd/user_list on Red Hat): with userlist_enable and this option left at its default, when twinftpd's file does not exist and vsftpd's does, vsftpd's is read (the list the config meant); -t and the start warn when such a file exists, saying which one is read and the line that would choose.")
+	"File with one user name per line for userlist_enable ('#' starts a comment line). vsftpd's default is /etc/vsftpd.user_list (/etc/vsftpd/user_list on Red Hat): with userlist_enable and this option left at its default, when twinftpd's file does not exist and vsftpd's does, vsftpd's is read (the list the config meant); -t and the start warn when such a file exists, saying which one is read and the line that would choose. Which file is read is decided at start and at each reload: a twinftpd file created later counts from the next reload.")
 CFG_BOOL(userlist_log, 0,
 	"Red Hat's vsftpd option: with userlist_enable, each login the list refuses is also logged as a failed login (the FAIL LOGIN line of a wrong password, which fail2ban's vsftpd filter counts). Either way the refusal counts towards max_login_fails and is logged as \"user NAME refused by userlist_file\".")
 CFG_UINT(delay_failed_login, 1, 0, 60,
@@ -182,9 +182,9 @@ CFG_OCTAL(chown_upload_mode, 0600, 0777,
 CFG_BOOL(pasv_enable, 1,
 	"Allow PASV and EPSV.")
 CFG_UINT(pasv_min_port, 0, 0, 65535,
-	"Lowest passive port. With both pasv_min_port and pasv_max_port 0, any port the kernel picks; with only this one set, up to 65535 (vsftpd's reading; -t and the start say so).")
+	"Lowest passive port. With both pasv_min_port and pasv_max_port 0, any port the kernel picks; otherwise, as vsftpd reads them, a lowest port of 1024 or less (or 0) is 1024, and a highest port of 0, 65535 or below the lowest is 65535 (-t and the start say so).")
 CFG_UINT(pasv_max_port, 0, 0, 65535,
-	"Highest passive port. With only this one set, the range starts at 1024; set below pasv_min_port, the two bound the range the other way round (both as vsftpd reads them; -t and the start say so).")
+	"Highest passive port (see pasv_min_port). Set below pasv_min_port and above 1024, the two bound the range the other way round, pasv_max_port to pasv_min_port (vsftpd would run from pasv_min_port to 65535; -t and the start say so).")
 CFG_STR(pasv_address, "",
 	"IPv4 address to announce in the 227 reply, for servers behind NAT; empty means the control connection's local address. A host name here is resolved as with pasv_addr_resolve=YES, with a warning at -t and start (vsftpd starts with one but ends each session at PASV).")
 CFG_BOOL(pasv_addr_resolve, 0,
@@ -290,7 +290,7 @@ CFG_BOOL(dual_log_enable, 0,
 CFG_BOOL(log_ftp_protocol, 0,
 	"Log every command and reply of every session (\"FTP command: Client ...\", \"FTP response: Client ...\"), passwords masked: for debugging; it logs file names and user names as clients send them.")
 CFG_BOOL(syslog_enable, 0,
-	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. Each line is sent to /dev/log by the listener (the log writer; a logged-in session's lines go through it), so a syslog daemon that starts after twinftpd, or restarts, gets the next line; with none listening at start the start goes on and warns (as vsftpd's syslog(3) would drop the lines), and the lines until one listens are lost.")
+	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. Each line is sent to the path /dev/log, by the listener (the log writer, which writes a logged-in session's lines) or by a session's monitor before its login, so a syslog daemon that starts after twinftpd, or restarts, gets the next line; with none listening at start the start goes on and warns (as vsftpd's syslog(3) would drop the lines), and the lines until one listens are lost.")
 
 /* --- Sandbox --- */
 CFG_BOOL(seccomp_sandbox, 1,

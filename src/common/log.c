@@ -120,6 +120,8 @@ open_syslog_socket(char *err, size_t errlen)
 		(void)snprintf(err, errlen, "syslog_enable: socket: %s", strerror(errno));
 		if (fd >= 0)
 			(void)close(fd);
+		if (probe >= 0)
+			(void)close(probe);
 		return -1;
 	}
 	/* Only to tell the operator: the lines go out whether or not. */

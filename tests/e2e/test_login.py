@@ -4,6 +4,7 @@ import ftplib
 import io
 import os
 import re
+import socket
 import time
 
 import pytest
@@ -134,17 +135,39 @@ def test_delay_successful_login(make_server):
         assert c.cmd("PWD")[0] == 257
 
 
+def _loopback_name():
+    """127.0.0.1's name where it has one that resolves back to it, else None."""
+    try:
+        name = socket.gethostbyaddr(HOST)[0]
+        return name if HOST in socket.gethostbyname_ex(name)[2] else None
+    except OSError:
+        return None
+
+
 def test_reverse_lookup_enable(make_server):
-    # Red Hat's option: PAM is given the client's name (auth_rhost, unit
-    # tested); the lookup runs in the sandboxed PAM child, which it must
-    # not kill, for a good password and a bad one.
+    # Red Hat's option: PAM is given the client's forward-confirmed name
+    # (auth_rhost, unit tested), which the log line names; the lookup runs
+    # in the sandboxed PAM child, which it must not kill, for a good
+    # password and a bad one.
     s = make_server({"reverse_lookup_enable": True, "delay_failed_login": 0})
     with s.ctrl() as c:
         assert c.cmd("USER alice")[0] == 331
         assert c.cmd("PASS bad")[0] == 530
         assert c.cmd("USER alice")[0] == 331
         assert c.cmd("PASS alice-pw")[0] == 230
+    name = _loopback_name()
+    line = r"reverse_lookup_enable: PAM is given the host name %s for 127\.0\.0\.1"
+    if name is not None:
+        s.wait_log(line % re.escape(name))
+    else:
+        assert not re.search(line % r"\S+", s.log_text()), s.log_text()
     assert "killed by seccomp" not in s.log_text(), s.log_text()
+    # Off (the default): the address, and no such line.
+    s = make_server({"delay_failed_login": 0})
+    f = s.ftp("alice")
+    f.quit()
+    s.wait_log(r"OK LOGIN: Client \"127\.0\.0\.1\", user \"alice\"")
+    assert "reverse_lookup_enable" not in s.log_text(), s.log_text()
 
 
 def test_pass_without_user(server):

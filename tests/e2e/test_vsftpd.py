@@ -158,14 +158,16 @@ def test_check_reports_every_problem(tmp_path):
                  "%s:3: option 'listen_port'" % p,
                  "%s:4: option 'session_support'" % p,
                  "nopriv_user: user 'no-such-nopriv-user' does not exist",
-                 "ftp_username: user 'no-such-ftp-user' does not exist",
+                 "note: ftp_username: user 'no-such-ftp-user' does not exist: anonymous "
+                 "logins will be refused",
                  "anon_root: directory %s" % missing,
                  "local_root: directory %s/x" % missing,
                  "no PAM service file /etc/pam.d/twe2e-no-such-service"):
         assert want in err, (want, err)
     assert re.search(r"note: %s:5: .*async_abor_enable" % re.escape(p), err), err
     assert re.search(r"note: %s:6: .*one_process_model" % re.escape(p), err), err
-    assert "8 problems found" in err, err     # swapped pasv ports: a warning
+    # swapped pasv ports: a warning; no ftp_username account: a note
+    assert "7 problems found" in err, err
     assert out == "", out
 
 
@@ -178,6 +180,9 @@ def test_login_defaults_are_vsftpd_s(make_server):
     del s.opts["anonymous_enable"]
     del s.opts["local_enable"]
     s.start()
+    # Said at start, since twinftpd's own defaults were the other way round.
+    s.wait_log(r"anonymous_enable is not set: anonymous logins are allowed")
+    s.wait_log(r"local_enable is not set: local users cannot log in")
     with s.ctrl() as c:
         assert c.cmd("USER alice")[0] == 331
         assert c.cmd("PASS " + twhelpers.PASSWORDS["alice"])[0] == 530

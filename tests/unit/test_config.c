@@ -60,6 +60,7 @@ check_pasv_range(unsigned min, unsigned max, unsigned lo, unsigned hi, const cha
 	unsigned got_lo, got_hi;
 
 	config_init_defaults(&c);
+	c.anonymous_enable_written = c.local_enable_written = 1;
 	c.pasv_min_port = min;
 	c.pasv_max_port = max;
 	config_pasv_range(&c, &got_lo, &got_hi);
@@ -612,6 +613,19 @@ test_check(void)
 	config_init_defaults(&c);
 	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
 
+	/* pasv_address: a host name (with a letter) is resolved at start; digits
+	 * and dots that are no address stay an error. */
+	config_init_defaults(&c);
+	strcpy(c.pasv_address, "ftp.example.org");
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+	CHECK_INT(config_pasv_is_name(&c), 1);
+	strcpy(c.pasv_address, "203.0.113.300");
+	CHECK_FAILS(&c, "'203.0.113.300' is not a numeric IPv4 address");
+	strcpy(c.pasv_address, "010.0.0.1");
+	CHECK_INT(config_pasv_is_name(&c), 0);
+	strcpy(c.pasv_address, "<your-ip>");
+	CHECK_FAILS(&c, "is not a numeric IPv4 address");
+	config_init_defaults(&c);
 	/* A lone bound, or swapped bounds: vsftpd's readings (config_pasv_range). */
 	c.pasv_min_port = 40000;
 	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
@@ -907,8 +921,21 @@ test_all_problems(void)
 	CHECK(strstr(reported, "nopriv_user") != NULL);
 	CHECK(strstr(reported, "anon_root' must be an absolute path") != NULL);
 
+	/* Who may log in left to the defaults (vsftpd's): said. */
+	config_init_defaults(&c);
+	warned[0] = '\0';
+	config_warnings(&c, collect_warning);
+	CHECK(strstr(warned, "anonymous_enable is not set: anonymous logins are allowed") != NULL);
+	CHECK(strstr(warned, "local_enable is not set: local users cannot log in") != NULL);
+	CHECK_INT(config_apply_line_all(&c, "anonymous_enable=NO", "t.conf", 1, collect, NULL), 0);
+	CHECK_INT(config_apply_line_all(&c, "local_enable=NO", "t.conf", 2, collect, NULL), 0);
+	warned[0] = '\0';
+	config_warnings(&c, collect_warning);
+	CHECK_STR(warned, "");
+
 	/* pasv_addr_resolve with no name to resolve: a warning, as vsftpd starts. */
 	config_init_defaults(&c);
+	c.anonymous_enable_written = c.local_enable_written = 1;
 	c.pasv_addr_resolve = 1;
 	reported[0] = '\0';
 	CHECK_INT(config_check_all(&c, collect, NULL), 0);
@@ -924,8 +951,11 @@ test_all_problems(void)
 	/* vsftpd's readings: a bound left at 0, bounds the wrong way round. */
 	CHECK_PASV_RANGE(30000, 0, 30000, 65535, "PASV uses ports 30000 to 65535");
 	CHECK_PASV_RANGE(0, 30010, 1024, 30010, "PASV uses ports 1024 to 30010");
+	CHECK_PASV_RANGE(0, 1000, 1024, 65535, "PASV uses ports 1024 to 65535");
+	CHECK_PASV_RANGE(1000, 1010, 1024, 65535, "PASV uses ports 1024 to 65535");
+	CHECK_PASV_RANGE(30000, 70000, 30000, 65535, "PASV uses ports 30000 to 65535");
+	/* twinftpd's own reading: the range between bounds set the wrong way. */
 	CHECK_PASV_RANGE(21010, 21000, 21000, 21010, "PASV uses ports 21000 to 21010");
-	CHECK_PASV_RANGE(0, 1000, 1000, 1024, "PASV uses ports 1000 to 1024");
 }
 
 /*
