@@ -371,3 +371,71 @@ def test_utf8_file_names(make_server):
     assert twhelpers.pwd_of(f.sendcmd("PWD")) == "/Ordner-ü"
     f.quit()
     assert os.path.exists(os.path.join(srv.homes["alice"], name).encode("utf-8"))
+
+
+# ------------------------------------------------------------ the wild
+
+def test_anon_sample_lets_no_local_user_in(make_server):
+    """vsftpd's sample file for an anonymous server, local_enable left
+    commented out: anonymous downloads work, and a local user with the
+    right password is refused, as under vsftpd (whose default is NO)."""
+    srv = make_server(start=False)
+    with open(os.path.join(srv.anon_root, "pub", "README"), "wb") as fh:
+        fh.write(b"mirror\n")
+    _, err = check_and_start(srv, "anon-sample.conf", _world(srv, ftp_username="twftp"))
+    assert "local_enable is not set: local users cannot log in" in err, err
+    c = twhelpers.Ctrl(srv.port)
+    assert c.reply()[0] == 220
+    assert c.cmd("USER alice")[0] == 331
+    assert c.cmd("PASS " + PASSWORDS["alice"])[0] == 530
+    c.close()
+    f = srv.ftp("anonymous")
+    assert f.getwelcome().startswith("220 Welcome to the mirror.")
+    assert retr(f, "RETR pub/README")[0] == b"mirror\n"
+    with pytest.raises(ftplib.error_perm):
+        stor(f, "STOR pub/up.txt", b"x")
+    f.quit()
+
+
+def test_docker_quirks_start_as_under_vsftpd(make_server, tmp_path):
+    """A Docker image's file with what vsftpd reads without complaint: a
+    comment after a number, pam_service_name as a path, passive bounds the
+    wrong way round, a host name in pasv_address without
+    pasv_addr_resolve, syslog with no syslog daemon, seccomp_sandbox=NO.
+    -t passes with notes and warnings; the server starts, keeps its
+    filters, and serves."""
+    sock = str(tmp_path / "no-syslogd.sock")           # nobody listens there
+    srv = make_server(start=False, extra_env={"TW_TEST_SYSLOG_SOCKET": sock})
+    lo, hi = srv.pasv_ports[0], srv.pasv_ports[-1]
+    srv.put("hello.txt", b"hello\n")
+    world = _world(srv, pam_service_name="/etc/pam.d/" + srv.service,
+                   pasv_min_port=hi, pasv_max_port=lo, ftp_username="twftp",
+                   anon_root=srv.anon_root)
+    _, err = check_and_start(srv, "docker-quirks.conf", world,
+                             ready=lambda: twhelpers.port_listening(srv.port))
+    for said in ("option 'max_clients': the comment after '20' is ignored",
+                 "pam_service_name /etc/pam.d/%s is a path: PAM uses the service %s"
+                 % (srv.service, srv.service),
+                 "PASV uses ports %d to %d" % (lo, hi),
+                 "pasv_address localhost is a host name",
+                 "seccomp_sandbox=NO turned off vsftpd's own filter",
+                 "anonymous_enable is not set"):
+        assert said in err, (said, err)
+    # The start says so on stderr (no syslog to say it to).
+    wait_until(lambda: "no syslog daemon listens on %s yet" % sock
+               in open(srv.stderr_path, errors="replace").read(), 10,
+               what="the syslog warning on stderr")
+    f = srv.ftp("alice")
+    resp = f.sendcmd("PASV")
+    nums = [int(x) for x in re.search(r"\(([\d,]+)\)", resp).group(1).split(",")]
+    assert nums[:4] == [127, 0, 0, 1] and lo <= nums[4] * 256 + nums[5] <= hi, resp
+    assert retr(f, "RETR hello.txt")[0] == b"hello\n"
+    stor(f, "STOR up.txt", b"up")
+    f.quit()
+    # seccomp_sandbox=NO: the listener and every session process filtered.
+    with srv.ctrl() as c:
+        c.login("alice", PASSWORDS["alice"])
+        procs = [srv.pid] + [p for p, _ in twhelpers.descendants(srv.pid)]
+        modes = {p: (twhelpers.proc_status(p) or {}).get("Seccomp") for p in procs}
+        assert len(procs) > 2 and all(m in ("2", None) for m in modes.values()), modes
+
