@@ -54,6 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "raw.h"
+
 #define MIB (1024 * 1024)
 #define MAX_REPS 50
 #define PIPE_SIZE MIB		/* fcntl F_SETPIPE_SZ: at most pipe-max-size (1 MiB) */
@@ -71,21 +73,7 @@ static const char *const variant_name[VARIANTS] = {
 	"recv+write", "splice", "splice+zc-sender",
 };
 
-static void
-fail(const char *what)
-{
-	fprintf(stderr, "rawlimit: %s: %s\n", what, strerror(errno));
-	exit(2);
-}
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int
 listen_any(struct sockaddr_in *a)
@@ -98,7 +86,7 @@ listen_any(struct sockaddr_in *a)
 	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof(*a)) != 0 || listen(fd, 1) != 0 ||
 	    getsockname(fd, (struct sockaddr *)a, &len) != 0)
-		fail("listen");
+		raw_fail("listen");
 	return fd;
 }
 
@@ -106,7 +94,7 @@ static void
 setopt(int fd, int opt, int val)
 {
 	if (setsockopt(fd, IPPROTO_TCP, opt, &val, sizeof(val)) != 0)
-		fail("setsockopt");
+		raw_fail("setsockopt");
 }
 
 /* Waits until sock is ready for events (a non-blocking end's EAGAIN). */
@@ -125,7 +113,7 @@ connect_to(const struct sockaddr_in *a)
 	int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (sock < 0 || connect(sock, (const struct sockaddr *)a, sizeof(*a)) != 0)
-		fail("connect");
+		raw_fail("connect");
 	return sock;
 }
 
@@ -155,16 +143,16 @@ static void
 send_mem(int sock, off_t size)
 {
 	off_t left = size;
-	double end = now_s() + send_secs;
+	double end = raw_now() + send_secs;
 
-	while (send_secs > 0 ? now_s() < end : left > 0) {
+	while (send_secs > 0 ? raw_now() < end : left > 0) {
 		ssize_t n = send(sock, mem_block, send_secs > 0 || left >= MIB ? MIB : (size_t)left,
 				 MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			fail("send");
+			raw_fail("send");
 		left -= n;
 	}
 }
@@ -175,7 +163,7 @@ static void
 send_all(int sock, int file, off_t size, enum variant v)
 {
 	off_t off = 0;
-	double end = now_s() + send_secs;
+	double end = raw_now() + send_secs;
 	int cork = v == RETR_CORK || v == RETR_CORK_LOWAT || v == RETR_CORK_LOWAT_NB;
 
 	if (v == RETR_NODELAY)
@@ -185,7 +173,7 @@ send_all(int sock, int file, off_t size, enum variant v)
 	if (cork)
 		setopt(sock, TCP_CORK, 1);
 	if (v == RETR_CORK_LOWAT_NB && fcntl(sock, F_SETFL, O_NONBLOCK) != 0)
-		fail("fcntl");
+		raw_fail("fcntl");
 	while (off < size) {
 		ssize_t n = sendfile(sock, file, &off, (size_t)(size - off));
 
@@ -196,8 +184,8 @@ send_all(int sock, int file, off_t size, enum variant v)
 			continue;
 		}
 		if (n <= 0)
-			fail("sendfile");
-		if (off == size && send_secs > 0 && now_s() < end)
+			raw_fail("sendfile");
+		if (off == size && send_secs > 0 && raw_now() < end)
 			off = 0;
 	}
 	if (cork)
@@ -221,11 +209,11 @@ recv_write(int sock, int out)
 			continue;
 		}
 		if (n < 0)
-			fail("recv");
+			raw_fail("recv");
 		if (n == 0)
 			return got;
 		if (out >= 0 && write(out, buf, (size_t)n) != n)
-			fail("write");
+			raw_fail("write");
 		got += n;
 	}
 }
@@ -237,7 +225,7 @@ recv_splice(int sock, int out)
 	off_t got = 0;
 
 	if (pipe2(p, O_CLOEXEC) != 0)
-		fail("pipe2");
+		raw_fail("pipe2");
 	(void)fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE);
 	for (;;) {
 		ssize_t n = splice(sock, NULL, p[1], NULL, PIPE_SIZE, SPLICE_F_MOVE), m;
@@ -245,7 +233,7 @@ recv_splice(int sock, int out)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			fail("splice in");
+			raw_fail("splice in");
 		if (n == 0)
 			break;
 		got += n;
@@ -254,7 +242,7 @@ recv_splice(int sock, int out)
 			if (m < 0 && errno == EINTR)
 				continue;
 			if (m <= 0)
-				fail("splice out");
+				raw_fail("splice out");
 			n -= m;
 		}
 	}
@@ -276,14 +264,14 @@ run_retr(enum variant v, int file, off_t size)
 	pid_t pid = fork();
 
 	if (pid < 0)
-		fail("fork");
+		raw_fail("fork");
 	if (pid == 0) {
 		for (;;) {
 			char go;
 			int c = accept(lfd, NULL, NULL);
 
 			if (c < 0)
-				fail("accept");
+				raw_fail("accept");
 			if (recv(c, &go, 1, 0) != 1)
 				_exit(0);	/* a connection with no request: the end */
 			send_all(c, file, size, v);
@@ -296,11 +284,11 @@ run_retr(enum variant v, int file, off_t size)
 		off_t got;
 
 		sock = connect_to(&a);
-		t0 = now_s();
+		t0 = raw_now();
 		if (send(sock, "g", 1, MSG_NOSIGNAL) != 1)
-			fail("send");
+			raw_fail("send");
 		got = recv_write(sock, -1);
-		timed += now_s() - t0;
+		timed += raw_now() - t0;
 		close(sock);
 		check_moved(v, got, size);
 		n++;
@@ -323,12 +311,12 @@ run_once(enum variant v, int file, off_t size, const char *out_path)
 
 	pid = fork();
 	if (pid < 0)
-		fail("fork");
+		raw_fail("fork");
 	if (pid == 0) {
 		int c = accept(lfd, NULL, NULL);
 
 		if (c < 0)
-			fail("accept");
+			raw_fail("accept");
 		if (v == STOR_RECV || v == STOR_SPLICE)
 			send_mem(c, size);
 		else
@@ -341,18 +329,18 @@ run_once(enum variant v, int file, off_t size, const char *out_path)
 	if (out_path != NULL) {
 		out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (out < 0)
-			fail(out_path);
+			raw_fail(out_path);
 	}
-	t0 = now_s();
+	t0 = raw_now();
 	if (sock < 0 || connect(sock, (struct sockaddr *)&a, sizeof(a)) != 0)
-		fail("connect");
+		raw_fail("connect");
 	if (v == STOR_SPLICE || v == STOR_SPLICE_ZC)
 		got = recv_splice(sock, out);
 	else
 		got = recv_write(sock, out);
 	if (out >= 0 && close(out) != 0)
-		fail("close");
-	t = now_s() - t0;
+		raw_fail("close");
+	t = raw_now() - t0;
 	close(sock);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		exit(2);
@@ -435,7 +423,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "retr") == 0) {
 		file = open(argv[2], O_RDONLY | O_CLOEXEC);
 		if (file < 0 || fstat(file, &st) != 0)
-			fail(argv[2]);
+			raw_fail(argv[2]);
 		run(RETR_PLAIN, RETR_CORK_LOWAT_NB, file, st.st_size, NULL, reps);
 	} else if (strcmp(argv[1], "stor") == 0) {
 		char src[4096], dst[4096];
@@ -456,11 +444,11 @@ main(int argc, char **argv)
 		snprintf(dst, sizeof(dst), "%s/rawlimit.dst.%d", argv[2], (int)getpid());
 		file = open(src, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (file < 0)
-			fail(src);
+			raw_fail(src);
 		memset(mem_block, 'x', sizeof(mem_block));
 		for (left = size; left > 0; left -= MIB)
 			if (write(file, mem_block, left < MIB ? (size_t)left : MIB) < 0)
-				fail("write");
+				raw_fail("write");
 		run(STOR_RECV, STOR_SPLICE_ZC, file, size, dst, reps);
 		unlink(src);
 		unlink(dst);

@@ -6,6 +6,7 @@ session. Seconds, not minutes; counts are checked, timings are not."""
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -191,3 +192,45 @@ def test_rawlimit_every_variant(tmp_path):
                                                           "splice+zc-sender")]), out
     assert all(float(rate) > 0 for _, _, rate in got), out
     assert sorted(os.listdir(tmp_path)) == ["src.bin"], "rawlimit left files behind"
+
+
+RAWSESS = os.path.join(os.path.dirname(twhelpers.TWINFTPD), "bench", "rawsess")
+
+
+def _rawsess_pids():
+    """Processes running the rawsess binary (its sessions included)."""
+    pids = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            if os.readlink("/proc/%s/exe" % p) == os.path.realpath(RAWSESS):
+                pids.append(int(p))
+        except OSError:
+            pass
+    return pids
+
+
+def test_rawsess_every_server():
+    """bench/rawsess, the process-per-session floor bench/compare puts
+    beside the login and QUIT figures: every server answers every login
+    and every QUIT (it exits 2 otherwise), prints both figures, and no
+    session's process outlives the run."""
+    assert os.access(RAWSESS, os.X_OK), "rawsess not built: %s" % RAWSESS
+    r = subprocess.run([RAWSESS, "20", "-r", "2"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = re.findall(r"^RAW (login|quit) (\S+) ([0-9.]+) s$", r.stdout, re.M)
+    assert sorted((f, v) for f, v, _ in got) == sorted(
+        (f, v) for f in ("login", "quit") for v in (
+            "one-process", "process-per-session", "process-per-session+idle-exit",
+            "process-per-session+late-exit")), r.stdout
+    assert all(float(t) > 0 for _, _, t in got), r.stdout
+    # The last sessions exit at SCHED_IDLE: on a busy machine that waits.
+    for _ in range(100):
+        if not _rawsess_pids():
+            break
+        time.sleep(0.1)
+    assert _rawsess_pids() == [], "rawsess left processes behind"
+    bad = subprocess.run([RAWSESS, "0"], capture_output=True, text=True, timeout=10)
+    assert bad.returncode == 2 and "usage" in bad.stderr

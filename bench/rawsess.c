@@ -1,0 +1,456 @@
+/*
+ * rawsess: what a process per session costs at the least on this machine,
+ * the floor bench/compare puts beside the login and QUIT figures (issue 15
+ * asks 300 QUITs in 0.01 s and logins faster than pyftpdlib, one process).
+ *
+ *   rawsess N [-r REPS]
+ *
+ * Two figures, as ftpbench's suite times them, against a server that
+ * speaks just enough FTP and nothing else (no files, no password check,
+ * no privilege separation):
+ *
+ *   login  N clients, one after another: connect, 220, USER -> 331,
+ *          PASS -> 230; each session stays open (ftpbench's "N concurrent
+ *          clients (connect, login)")
+ *   quit   QUIT to all N at once; ends at the last 221 ("N concurrent
+ *          clients (QUIT)")
+ *
+ * Three servers:
+ *
+ *   one-process             one process, epoll (as pyftpdlib)
+ *   process-per-session     a listener that hands each connection to a
+ *                           process forked before it (SCM_RIGHTS) and forks
+ *                           the next; the session's process answers and,
+ *                           after its 221, exits (as a per-session server
+ *                           does)
+ *   process-per-session+idle-exit
+ *                           the same, but after its 221 the process lowers
+ *                           itself to SCHED_IDLE and naps 1 ms before it
+ *                           exits, so the exits wait for the CPU that the
+ *                           other replies leave (what twinftpd's worker
+ *                           does, tw_sched_idle)
+ *   process-per-session+late-exit
+ *                           the same, but the session's process exits at
+ *                           the client's close (the client closes at the
+ *                           221, as ftpbench does): a process per session
+ *                           with no work after its reply
+ *
+ * Each server runs REPS times (interleaved) and prints its medians:
+ *
+ *   RAW login one-process 0.0621 s
+ *   RAW quit process-per-session+late-exit 0.0281 s
+ *
+ * The client is one process: blocking for the logins, epoll for the
+ * QUITs; it closes each connection at its 221, as ftpbench does. Run it in a network namespace of its own (bench/compare does).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "raw.h"
+
+#define MAX_N 5000
+#define MAX_REPS 50
+#define LINE_MAX_LEN 256
+#define REPLY_TIMEOUT_MS 10000	/* a reply later than this ends the run */
+
+enum server { ONE_PROCESS, PER_SESSION, PER_SESSION_IDLE_EXIT, PER_SESSION_LATE_EXIT, SERVERS };
+
+static const char *const server_name[SERVERS] = {
+	"one-process", "process-per-session", "process-per-session+idle-exit",
+	"process-per-session+late-exit",
+};
+
+
+
+static void
+write_all(int fd, const char *s)
+{
+	size_t len = strlen(s);
+
+	while (len > 0) {
+		ssize_t n = send(fd, s, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;	/* the peer has gone: its session ends */
+		s += n;
+		len -= (size_t)n;
+	}
+}
+
+/* The server's answer to one command line, NULL for none. */
+static const char *
+answer(const char *line)
+{
+	if (strncasecmp(line, "USER", 4) == 0)
+		return "331 Please specify the password.\r\n";
+	if (strncasecmp(line, "PASS", 4) == 0)
+		return "230 Login successful.\r\n";
+	if (strncasecmp(line, "QUIT", 4) == 0)
+		return "221 Goodbye.\r\n";
+	return "500 Unknown command.\r\n";
+}
+
+/* ---- the session's own process ---- */
+
+static void
+session(int c, enum server srv)
+{
+	char buf[LINE_MAX_LEN];
+	size_t have = 0;
+
+	write_all(c, "220 rawsess\r\n");
+	for (;;) {
+		ssize_t n = read(c, buf + have, sizeof(buf) - 1 - have);
+		char *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(0);
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = strstr(buf, "\r\n")) != NULL) {
+			int quit = strncasecmp(buf, "QUIT", 4) == 0;
+
+			*nl = '\0';
+			write_all(c, answer(buf));
+			have -= (size_t)(nl + 2 - buf);
+			memmove(buf, nl + 2, have + 1);
+			if (quit && srv == PER_SESSION_IDLE_EXIT) {
+				struct sched_param sp = { .sched_priority = 0 };
+
+				(void)sched_setscheduler(0, SCHED_IDLE, &sp);
+				(void)poll(NULL, 0, 1);
+			}
+			if (quit && srv != PER_SESSION_LATE_EXIT)
+				_exit(0);
+		}
+		if (have == sizeof(buf) - 1)
+			_exit(0);	/* a line too long: the end */
+	}
+}
+
+static void
+send_fd(int via, int fd)
+{
+	char byte = 'c', ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+
+	memset(ctl, 0, sizeof(ctl));
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(via, &m, MSG_NOSIGNAL) != 1)
+		raw_fail("sendmsg");
+}
+
+static int
+recv_fd(int via)
+{
+	char byte, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(via, &m, MSG_CMSG_CLOEXEC) != 1)
+		_exit(0);	/* the listener has gone before a client came */
+	cm = CMSG_FIRSTHDR(&m);
+	if (cm == NULL || cm->cmsg_type != SCM_RIGHTS)
+		_exit(1);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* A process forked before its client; returns the listener's end of the
+ * socket its client's connection will come through. */
+static int
+spare(int lfd, enum server srv)
+{
+	int sp[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
+		raw_fail("socketpair");
+	pid = fork();
+	if (pid < 0)
+		raw_fail("fork");
+	if (pid == 0) {
+		int c;
+
+		close(lfd);
+		close(sp[0]);
+		c = recv_fd(sp[1]);
+		close(sp[1]);
+		session(c, srv);
+	}
+	close(sp[1]);
+	return sp[0];
+}
+
+static void
+listener_per_session(int lfd, enum server srv)
+{
+	int next = spare(lfd, srv);
+
+	/* Sessions are never waited for: no zombies. */
+	signal(SIGCHLD, SIG_IGN);
+	for (;;) {
+		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (c < 0 && errno == EINTR)
+			continue;
+		if (c < 0)
+			raw_fail("accept");
+		send_fd(next, c);
+		close(c);
+		close(next);
+		next = spare(lfd, srv);
+	}
+}
+
+/* ---- one process ---- */
+
+struct conn {
+	char buf[LINE_MAX_LEN];
+	size_t have;
+};
+
+static void
+listener_one_process(int lfd)
+{
+	static struct conn conns[MAX_N + 64];
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = lfd };
+
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev) != 0)
+		raw_fail("epoll");
+	for (;;) {
+		struct epoll_event evs[64];
+		int k = epoll_wait(ep, evs, 64, -1), i;
+
+		for (i = 0; i < k; i++) {
+			int fd = evs[i].data.fd;
+			struct conn *cn;
+			ssize_t n;
+			char *nl;
+
+			if (fd == lfd) {
+				int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+				if (c < 0)
+					continue;
+				if (c >= (int)(sizeof(conns) / sizeof(conns[0]))) {
+					close(c);
+					continue;
+				}
+				conns[c].have = 0;
+				ev.events = EPOLLIN;
+				ev.data.fd = c;
+				if (epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev) != 0)
+					raw_fail("epoll_ctl");
+				write_all(c, "220 rawsess\r\n");
+				continue;
+			}
+			cn = &conns[fd];
+			n = read(fd, cn->buf + cn->have, sizeof(cn->buf) - 1 - cn->have);
+			if (n <= 0 || cn->have + (size_t)n == sizeof(cn->buf) - 1) {
+				close(fd);
+				continue;
+			}
+			cn->have += (size_t)n;
+			cn->buf[cn->have] = '\0';
+			while ((nl = strstr(cn->buf, "\r\n")) != NULL) {
+				*nl = '\0';
+				write_all(fd, answer(cn->buf));
+				cn->have -= (size_t)(nl + 2 - cn->buf);
+				memmove(cn->buf, nl + 2, cn->have + 1);
+			}
+		}
+	}
+}
+
+/* ---- the client ---- */
+
+/* Reads one reply line on a blocking socket; returns its code. */
+static int
+reply(int fd)
+{
+	char buf[LINE_MAX_LEN];
+	size_t have = 0;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	for (;;) {
+		ssize_t n;
+
+		if (poll(&p, 1, REPLY_TIMEOUT_MS) != 1) {
+			fprintf(stderr, "rawsess: no reply in %d ms\n", REPLY_TIMEOUT_MS);
+			exit(2);
+		}
+		n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0) {
+			fprintf(stderr, "rawsess: the server closed the connection\n");
+			exit(2);
+		}
+		have += (size_t)n;
+		buf[have] = '\0';
+		if (strstr(buf, "\r\n") != NULL)
+			return atoi(buf);
+		if (have == sizeof(buf) - 1)
+			exit(2);
+	}
+}
+
+static void
+expect(int fd, const char *cmd, int code)
+{
+	if (cmd != NULL)
+		write_all(fd, cmd);
+	if (reply(fd) != code) {
+		fprintf(stderr, "rawsess: %s: not %d\n", cmd ? cmd : "greeting", code);
+		exit(2);
+	}
+}
+
+static void
+run(enum server srv, int n, double *t_login, double *t_quit)
+{
+	static int fds[MAX_N];
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, i, left, ep, status;
+	double t0;
+	pid_t pid;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    listen(lfd, 1024) != 0 || getsockname(lfd, (struct sockaddr *)&a, &len) != 0)
+		raw_fail("listen");
+	pid = fork();
+	if (pid < 0)
+		raw_fail("fork");
+	if (pid == 0) {
+		/* The server ends with the harness, whatever ends it; its
+		 * sessions end at their clients' close. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
+			_exit(1);
+		if (srv == ONE_PROCESS)
+			listener_one_process(lfd);
+		listener_per_session(lfd, srv);
+	}
+	close(lfd);
+	usleep(100000);	/* the listener's first spare is forked */
+	t0 = raw_now();
+	for (i = 0; i < n; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fds[i] < 0 || connect(fds[i], (struct sockaddr *)&a, sizeof(a)) != 0)
+			raw_fail("connect");
+		(void)setsockopt(fds[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		expect(fds[i], NULL, 220);
+		expect(fds[i], "USER anonymous\r\n", 331);
+		expect(fds[i], "PASS rawsess@\r\n", 230);
+	}
+	*t_login = raw_now() - t0;
+	usleep(200000);	/* the sessions idle, as between ftpbench's figures */
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		raw_fail("epoll");
+	for (i = 0; i < n; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
+
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev) != 0)
+			raw_fail("epoll_ctl");
+	}
+	t0 = raw_now();
+	for (i = 0; i < n; i++)
+		write_all(fds[i], "QUIT\r\n");
+	for (left = n; left > 0;) {
+		struct epoll_event evs[64];
+		int k = epoll_wait(ep, evs, 64, REPLY_TIMEOUT_MS), j;
+
+		if (k <= 0) {
+			fprintf(stderr, "rawsess: %d QUITs unanswered\n", left);
+			exit(2);
+		}
+		for (j = 0; j < k; j++) {
+			int fd = fds[evs[j].data.u32];
+
+			if (reply(fd) != 221)
+				exit(2);
+			close(fd);	/* at the 221, as ftpbench */
+			fds[evs[j].data.u32] = -1;
+			left--;
+		}
+	}
+	*t_quit = raw_now() - t0;
+	close(ep);
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) != pid)
+		raw_fail("waitpid");
+	usleep(300000);	/* the sessions' exits, before the next run */
+}
+
+static int
+cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: rawsess N [-r REPS]   (1 <= N <= %d)\n", MAX_N);
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	static double login[SERVERS][MAX_REPS], quit[SERVERS][MAX_REPS];
+	int n, reps = 3, r, s;
+
+	if (argc != 2 && !(argc == 4 && strcmp(argv[2], "-r") == 0))
+		usage();
+	n = atoi(argv[1]);
+	if (argc == 4)
+		reps = atoi(argv[3]);
+	if (n < 1 || n > MAX_N || reps < 1 || reps > MAX_REPS)
+		usage();
+	for (r = 0; r < reps; r++)
+		for (s = 0; s < SERVERS; s++)
+			run((enum server)s, n, &login[s][r], &quit[s][r]);
+	for (s = 0; s < SERVERS; s++) {
+		qsort(login[s], (size_t)reps, sizeof(double), cmp_double);
+		qsort(quit[s], (size_t)reps, sizeof(double), cmp_double);
+		printf("RAW login %s %.4f s\n", server_name[s], login[s][reps / 2]);
+		printf("RAW quit %s %.4f s\n", server_name[s], quit[s][reps / 2]);
+	}
+	return 0;
+}
