@@ -264,7 +264,7 @@ static const struct sc_rule g_worker_files_write[] = {
 	{ SCMP_SYS(renameat2), SC_IF_WRITE, 0 },	/* unused: rename() on arches with neither rename nor renameat (riscv) */
 	{ SCMP_SYS(chmod), SC_IF_WRITE, 0 },	/* SITE CHMOD */
 	{ SCMP_SYS(fchmodat), SC_IF_WRITE, 0 },	/* unused: chmod() where there is no chmod syscall (aarch64) */
-	{ SCMP_SYS(utimensat), SC_IF_WRITE, 0 },	/* MDTM with a time (mdtm_write) */
+	{ SCMP_SYS(utimensat), SC_IF_WRITE, 0 },	/* MDTM with a time, MFMT (mdtm_write) */
 };
 
 /*
@@ -301,7 +301,7 @@ static const struct sc_rule g_worker_files_write_anon[] = {
 	{ SCMP_SYS(rename), SC_IF_ANON_OTHER, 0 },	/* RNFR/RNTO */
 	{ SCMP_SYS(renameat), SC_IF_ANON_OTHER, 0 },	/* unused: as in g_worker_files_write */
 	{ SCMP_SYS(renameat2), SC_IF_ANON_OTHER, 0 },	/* unused: as in g_worker_files_write */
-	{ SCMP_SYS(utimensat), SC_IF_ANON_OTHER, 0 },	/* MDTM with a time (mdtm_write) */
+	{ SCMP_SYS(utimensat), SC_IF_ANON_OTHER, 0 },	/* MDTM with a time, MFMT (mdtm_write) */
 };
 
 /* Data connections the worker opens itself: PASV listens, PORT connects.

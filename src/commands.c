@@ -841,6 +841,48 @@ cmd_mdtm(struct session *s, char *arg)
 	ctrl_reply(&s->ctrl, 213, "%s", stamp);
 }
 
+/*
+ * MFMT (draft-somers-ftp-mfxx; proftpd, pure-ftpd, FileZilla, lftp):
+ * "MFMT YYYYMMDDHHMMSS[.fraction] path" sets path's modification time,
+ * always in UTC, and leaves its access time; the answer names the time
+ * set. The same right as mdtm_write's form of MDTM.
+ */
+static void
+cmd_mfmt(struct session *s, char *arg)
+{
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+	struct stat st;
+	struct tm tm;
+	const char *p = ftp_mdtm_write_args(arg, &tm);
+	char *path;
+	size_t i;
+	int digits;
+
+	if (p == NULL || strspn(arg, "0123456789") != 14) {
+		ctrl_reply(&s->ctrl, 501, "Syntax: MFMT YYYYMMDDHHMMSS path.");
+		return;
+	}
+	/* A fraction of a second: its first nine digits are nanoseconds. */
+	for (i = 0, digits = arg[14] == '.'; i < 9; i++) {
+		digits = digits && arg[15 + i] >= '0' && arg[15 + i] <= '9';
+		ts[1].tv_nsec = ts[1].tv_nsec * 10 + (digits ? arg[15 + i] - '0' : 0);
+	}
+	path = tilde_path(s, arg + (p - arg));
+	if (!check_path(s, path))
+		return;
+	if (!s->cfg->mdtm_write || !may_write(s, W_OTHER)) {
+		ctrl_reply(&s->ctrl, 550, "Permission denied.");
+		return;
+	}
+	ts[1].tv_sec = timegm(&tm);
+	if (ts[1].tv_sec == (time_t)-1 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    utimensat(AT_FDCWD, path, ts, 0) != 0) {
+		ctrl_reply(&s->ctrl, 550, "Could not set file modification time.");
+		return;
+	}
+	ctrl_reply(&s->ctrl, 213, "Modify=%.14s; %s", arg, path);
+}
+
 static void
 cmd_mlst(struct session *s, char *arg)
 {
@@ -1023,6 +1065,7 @@ static const struct verb {
 	{ "LPRT", NULL,            NULL,        ARG_OPTIONAL, NULL },
 	{ "LPSV", NULL,            NULL,        ARG_OPTIONAL, NULL },
 	{ "MDTM", NULL,            cmd_mdtm,    ARG_REQUIRED, "MDTM" },
+	{ "MFMT", NULL,            cmd_mfmt,    ARG_REQUIRED, "MFMT" },
 	{ "MKD",  NULL,            cmd_mkd,     ARG_REQUIRED, NULL },
 	{ "MLSD", NULL,            cmd_mlsd,    ARG_OPTIONAL, NULL },
 	{ "MLST", NULL,            cmd_mlst,    ARG_OPTIONAL, "MLST" },
@@ -1075,6 +1118,9 @@ feature_offered(const struct session *s, const struct verb *v)
 		return s->cfg->ssl_enable && !s->tls;
 	if (v->after == cmd_pbsz || v->after == cmd_prot)
 		return s->cfg->ssl_enable;
+	/* Before the login it is not known whose rights count: the server's. */
+	if (v->after == cmd_mfmt)
+		return s->cfg->mdtm_write && s->cfg->write_enable;
 	return 1;
 }
 

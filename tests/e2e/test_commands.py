@@ -56,7 +56,7 @@ def test_feat(sess):
     feats = [l[1:] for l in lines[1:-1]]
     assert all(l.startswith(" ") for l in lines[1:-1]), "feature lines start with a space: %r" % resp
     names = {x.split(" ")[0].upper() for x in feats}
-    for want in ("EPSV", "EPRT", "MDTM", "SIZE", "UTF8", "MLST", "PASV"):
+    for want in ("EPSV", "EPRT", "MDTM", "MFMT", "SIZE", "UTF8", "MLST", "PASV"):
         assert want in names, (want, resp)
     assert any(x.upper().startswith("REST STREAM") for x in feats), resp
     mlst = [x for x in feats if x.upper().startswith("MLST ")][0].lower()
@@ -650,15 +650,51 @@ def test_mdtm_write(sess):
     assert rc(f, "MDTM hello.txt")[1] == "213 20200102030405"
 
 
+def test_mfmt(sess):
+    """MFMT (proftpd's, pure-ftpd's; FileZilla, lftp and rclone keep an
+    upload's time with it): the time is UTC whatever use_localtime says,
+    a fraction sets nanoseconds, the access time stays, the answer names
+    the time; malformed times get 501, non-files 550."""
+    srv, f = sess
+    stor(f, "STOR two words.txt", b"x")
+    os.utime(srv.path("hello.txt"), (MTIME, MTIME))
+    assert rc(f, "MFMT 20200102030405 hello.txt") == (
+        213, "213 Modify=20200102030405; hello.txt")
+    st = os.stat(srv.path("hello.txt"))
+    assert st.st_mtime_ns == calendar.timegm((2020, 1, 2, 3, 4, 5)) * 10**9
+    assert int(st.st_atime) == MTIME, "MFMT changed the access time"
+    assert rc(f, "MDTM hello.txt")[1] == "213 20200102030405"
+    assert rc(f, "MFMT 20210304050607.25 two words.txt") == (
+        213, "213 Modify=20210304050607; two words.txt")
+    assert os.stat(srv.path("two words.txt")).st_mtime_ns == \
+        calendar.timegm((2021, 3, 4, 5, 6, 7)) * 10**9 + 250000000
+    assert rc(f, "MFMT 20210304050607.1234567891234 data.bin")[0] == 213
+    assert os.stat(srv.path("data.bin")).st_mtime_ns % 10**9 == 123456789
+    f.cwd("sub")
+    assert rc(f, "MFMT 20200102030406 ~/hello.txt")[0] == 213
+    f.cwd("/")
+    assert rc(f, "MDTM hello.txt")[1] == "213 20200102030406"
+    for bad in ("20200102 hello.txt", "2020010203040 hello.txt", "20201302030405 hello.txt",
+                "20200102030405", "20200102030405. hello.txt", "x20200102030405 hello.txt",
+                "202001020304051 hello.txt"):
+        assert rc(f, "MFMT " + bad)[0] == 501, bad
+    assert rc(f, "MFMT 20200102030405 sub")[0] == 550
+    assert rc(f, "MFMT 20200102030405 nosuch")[0] == 550
+    assert rc(f, "MDTM hello.txt")[1] == "213 20200102030406"
+
+
 def test_mdtm_write_needs_write(make_server):
     """Without write_enable (or mdtm_write) such an MDTM gets 550, as in
-    vsftpd (the whole argument names no file); the file is not touched."""
+    vsftpd (the whole argument names no file), and so does MFMT, which
+    FEAT does not list then; the file is not touched."""
     for opts in ({"write_enable": False}, {"mdtm_write": False}):
         srv = make_server(opts)
         srv.put("f.txt", b"x", mtime=MTIME)
         f = srv.ftp("alice")
         cd, resp = rc(f, "MDTM 20200102030405 f.txt")
         assert cd == 550, resp
+        assert rc(f, "MFMT 20200102030405 f.txt")[0] == 550
+        assert "MFMT" not in f.sendcmd("FEAT")
         assert os.stat(srv.path("f.txt")).st_mtime == MTIME
         assert rc(f, "MDTM f.txt")[1].split()[1][:14] == MTIME_STR
         f.quit()

@@ -212,6 +212,7 @@ def _local_session(srv, user="alice", active_modes=("port", "eprt")):
     assert f.size("t.txt") == 18
     f.sendcmd("MDTM t.txt")
     f.sendcmd("MDTM 20200102030405 t.txt")      # mdtm_write
+    f.sendcmd("MFMT 20200102030405 t.txt")
     f.sendcmd("MLST t.txt")
     f.sendcmd("STAT .")
     for mode in ("pasv", "epsv") + tuple(active_modes):
@@ -275,6 +276,7 @@ def _anonymous_session(srv, write=False):
         stor(f, "APPE anon.txt", b" appended")
         stor(f, "STOR anon.txt", b"over")
         f.sendcmd("MDTM 20200102030405 anon.txt")
+        f.sendcmd("MFMT 20200102030405 anon.txt")
         f.mkd("anondir")
         f.rmd("anondir")
         f.rename("anon.txt", "anon2.txt")
