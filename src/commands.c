@@ -788,20 +788,29 @@ local_to_time(struct tm *tm)
 	return utc - lt.tm_gmtoff;
 }
 
+/* Sets a regular file's times (utimensat's ts); 0, or -1 with a 550 sent. */
+static int
+file_set_times(struct session *s, const char *path, const struct timespec ts[2])
+{
+	struct stat st;
+
+	if (ts[1].tv_sec == (time_t)-1 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    utimensat(AT_FDCWD, path, ts, 0) != 0) {
+		ctrl_reply(&s->ctrl, 550, "Could not set file modification time.");
+		return -1;
+	}
+	return 0;
+}
+
 /* mdtm_write: path's access and modification times to tm (UTC, or local). */
 static void
 mdtm_set(struct session *s, const char *path, struct tm *tm)
 {
 	time_t t = s->cfg->use_localtime ? local_to_time(tm) : timegm(tm);
 	struct timespec ts[2] = { { t, 0 }, { t, 0 } };
-	struct stat st;
 
-	if (t == (time_t)-1 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    utimensat(AT_FDCWD, path, ts, 0) != 0) {
-		ctrl_reply(&s->ctrl, 550, "Could not set file modification time.");
-		return;
-	}
-	ctrl_reply(&s->ctrl, 213, "File modification time set.");
+	if (file_set_times(s, path, ts) == 0)
+		ctrl_reply(&s->ctrl, 213, "File modification time set.");
 }
 
 static void
@@ -842,7 +851,7 @@ cmd_mdtm(struct session *s, char *arg)
 }
 
 /*
- * MFMT (draft-somers-ftp-mfxx; proftpd, pure-ftpd, FileZilla, lftp):
+ * MFMT (draft-somers-ftp-mfxx; proftpd, pure-ftpd; FileZilla, WinSCP):
  * "MFMT YYYYMMDDHHMMSS[.fraction] path" sets path's modification time,
  * always in UTC, and leaves its access time; the answer names the time
  * set. The same right as mdtm_write's form of MDTM.
@@ -851,7 +860,6 @@ static void
 cmd_mfmt(struct session *s, char *arg)
 {
 	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
-	struct stat st;
 	struct tm tm;
 	const char *p = ftp_mdtm_write_args(arg, &tm);
 	char *path;
@@ -875,12 +883,8 @@ cmd_mfmt(struct session *s, char *arg)
 		return;
 	}
 	ts[1].tv_sec = timegm(&tm);
-	if (ts[1].tv_sec == (time_t)-1 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    utimensat(AT_FDCWD, path, ts, 0) != 0) {
-		ctrl_reply(&s->ctrl, 550, "Could not set file modification time.");
-		return;
-	}
-	ctrl_reply(&s->ctrl, 213, "Modify=%.14s; %s", arg, path);
+	if (file_set_times(s, path, ts) == 0)
+		ctrl_reply(&s->ctrl, 213, "Modify=%.14s; %s", arg, path);
 }
 
 static void

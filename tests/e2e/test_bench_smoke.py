@@ -6,7 +6,6 @@ session. Seconds, not minutes; counts are checked, timings are not."""
 import os
 import re
 import subprocess
-import time
 
 import pytest
 
@@ -199,16 +198,8 @@ RAWSESS = os.path.join(os.path.dirname(twhelpers.TWINFTPD), "bench", "rawsess")
 
 def _rawsess_pids():
     """Processes running the rawsess binary (its sessions included)."""
-    pids = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            if os.readlink("/proc/%s/exe" % p) == os.path.realpath(RAWSESS):
-                pids.append(int(p))
-        except OSError:
-            pass
-    return pids
+    exe = os.path.realpath(RAWSESS)
+    return [p for p in twhelpers.all_pids() if twhelpers.proc_link(p, "exe") == exe]
 
 
 def test_rawsess_every_server():
@@ -227,10 +218,7 @@ def test_rawsess_every_server():
             "process-per-session+late-exit")), r.stdout
     assert all(float(t) > 0 for _, _, t in got), r.stdout
     # The last sessions exit at SCHED_IDLE: on a busy machine that waits.
-    for _ in range(100):
-        if not _rawsess_pids():
-            break
-        time.sleep(0.1)
-    assert _rawsess_pids() == [], "rawsess left processes behind"
+    twhelpers.wait_until(lambda: not _rawsess_pids(), timeout=10.0,
+                         what="rawsess's processes to end (none left behind)")
     bad = subprocess.run([RAWSESS, "0"], capture_output=True, text=True, timeout=10)
     assert bad.returncode == 2 and "usage" in bad.stderr

@@ -651,7 +651,7 @@ def test_mdtm_write(sess):
 
 
 def test_mfmt(sess):
-    """MFMT (proftpd's, pure-ftpd's; FileZilla, lftp and rclone keep an
+    """MFMT (proftpd's, pure-ftpd's; FileZilla and WinSCP keep an
     upload's time with it): the time is UTC whatever use_localtime says,
     a fraction sets nanoseconds, the access time stays, the answer names
     the time; malformed times get 501, non-files 550."""
