@@ -122,7 +122,8 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(newfstatat), SC_ALLOW, 0 },	/* fstat(), stat() and lstat() since glibc 2.33 */
 	{ SCMP_SYS(fstatat64), SC_ALLOW, 0 },
 
-	/* Waiting and timeouts: poll deadlines, no timers. */
+	/* Waiting and timeouts: poll deadlines; the one timer is a lock
+	 * wait's tick (setitimer, g_worker_files_read). */
 	{ SCMP_SYS(poll), SC_ALLOW, 0 },
 	{ SCMP_SYS(ppoll), SC_ALLOW, 0 },	/* unused: poll() on arches without poll (aarch64) */
 	{ SCMP_SYS(clock_gettime), SC_ALLOW, 0 },	/* unused: the vDSO answers, but not for every clock source */
@@ -131,7 +132,8 @@ static const struct sc_rule g_worker_base[] = {
 	{ SCMP_SYS(time), SC_ALLOW, 0 },	/* unused: as clock_gettime (listings, TLS) */
 
 	/*
-	 * Signals: no worker sets a handler; the SIGSYS report ends in
+	 * Signals: a worker sets one handler, SIGALRM's while it waits for
+	 * a lock (transfer.c file_lock); the SIGSYS report ends in
 	 * raise() (rt_sigprocmask, getpid, gettid, tgkill).
 	 *
 	 * rt_sigaction(SIGSYS, ...) kills the process outright, with no
@@ -147,9 +149,9 @@ static const struct sc_rule g_worker_base[] = {
 	 * moves where a handler runs. tests/unit/test_seccomp.c proves the
 	 * handler, SIG_IGN and blocked cases in every role.
 	 */
-	{ SCMP_SYS(rt_sigaction), SC_SIGACTION, 0 },	/* unused: no handler is set; the rule kills one for SIGSYS outright (above) */
+	{ SCMP_SYS(rt_sigaction), SC_SIGACTION, 0 },	/* the lock wait's SIGALRM; the rule kills a handler for SIGSYS outright (above) */
 	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },	/* unused: only in the SIGSYS report's raise(), on a forbidden call (tests/unit/test_seccomp.c) */
-	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },	/* unused: a handler's return; the report handler does not return */
+	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },	/* the lock wait's tick handler returns (transfer.c file_lock); the report handler does not */
 	{ SCMP_SYS(sigreturn), SC_ALLOW, 0 },
 	{ SCMP_SYS(getpid), SC_ALLOW, 0 },	/* OpenSSL's fork check; the PASV port seed */
 	{ SCMP_SYS(gettid), SC_ALLOW, 0 },	/* unused: as rt_sigprocmask */
@@ -243,6 +245,9 @@ static const struct sc_rule g_worker_files_read[] = {
 	{ SCMP_SYS(access), SC_ALLOW, 0 },
 	{ SCMP_SYS(faccessat), SC_ALLOW, 0 },	/* unused: access() where there is no access syscall (aarch64) */
 	{ SCMP_SYS(getcwd), SC_ALLOW, 0 },	/* PWD */
+	/* lock_upload_files: SIGALRM every LOCK_CHECK_MS interrupts the
+	 * blocked F_OFD_SETLKW to look at the client and the deadline. */
+	{ SCMP_SYS(setitimer), SC_ALLOW, 0 },
 	{ SCMP_SYS(chdir), SC_ALLOW, 0 },	/* CWD, CDUP */
 	{ SCMP_SYS(umask), SC_ALLOW, 0 },	/* SITE UMASK */
 	{ SCMP_SYS(sysinfo), SC_ALLOW, 0 },	/* unused: glibc's qsort asks the memory size (sysconf(_SC_PHYS_PAGES)) before sorting over 1 KB of pointers: a listing of more than 128 names (test_vsftpd's ls -R test) */

@@ -16,10 +16,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -980,53 +982,93 @@ take_rest(struct session *s, unsigned long long *rest)
 	return 0;
 }
 
-/* How often a lock another session holds is tried again; the longest wait. */
-#define LOCK_RETRY_MS 50
+/*
+ * While a lock another session holds is waited for, how often the wait
+ * looks at the client and the clock; the longest wait.
+ */
+#define LOCK_CHECK_MS 250
 #define LOCK_WAIT_MAX_S 3600
+
+/* SIGALRM only interrupts the blocked F_OFD_SETLKW (EINTR). */
+static void
+lock_wait_tick(int sig)
+{
+	(void)sig;
+}
+
+/* Arms (ms > 0) or stops (0) the tick that interrupts a lock wait. */
+static void
+lock_wait_timer(unsigned ms)
+{
+	struct itimerval it;
+
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = ms / 1000;
+	it.it_value.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	it.it_interval = it.it_value;
+	(void)setitimer(ITIMER_REAL, &it, NULL);
+}
 
 /*
  * lock_upload_files (vsftpd's): a read lock on the whole file for a
  * download, a write lock for an upload (taken before it truncates), so
  * that a download never reads an upload half written. A lock another
- * session holds is waited for, as vsftpd waits, but bounded: while the
- * client stays connected, and for at most data_connection_timeout
- * seconds (idle_session_timeout when that is 0; an hour at most). Open
- * file description locks: they conflict with vsftpd's and other
- * programs' fcntl locks, and go with this descriptor only. 0 when
- * locked, or when the file system cannot lock (as vsftpd, the transfer
- * goes on); -1 when the wait ended first.
+ * session holds is waited for, as vsftpd waits, in F_OFD_SETLKW: the
+ * kernel wakes the waiter when the lock is released, so uploads of one
+ * file follow each other without a gap. A tick (SIGALRM every
+ * LOCK_CHECK_MS, a handler without SA_RESTART) interrupts the wait to
+ * bound it: while the client stays connected, and for at most
+ * data_connection_timeout seconds (idle_session_timeout when that is 0;
+ * an hour at most). Open file description locks: they conflict with
+ * vsftpd's and other programs' fcntl locks, and go with this descriptor
+ * only. 0 when locked, or when the file system cannot lock (as vsftpd,
+ * the transfer goes on); -1 when the wait ended first.
  */
 static int
 file_lock(struct session *s, int file, short type, const char *path)
 {
+	static const struct sigaction tick = { .sa_handler = lock_wait_tick };
+	struct sigaction old;
 	struct flock fl;
 	unsigned limit = s->cfg->data_connection_timeout != 0 ? s->cfg->data_connection_timeout
 							      : s->cfg->idle_session_timeout;
 	long long deadline;
+	int rc = 0;
 
 	if (!s->cfg->lock_upload_files)
 		return 0;
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = type;
 	fl.l_whence = SEEK_SET;
+	if (fcntl(file, F_OFD_SETLK, &fl) == 0 || (errno != EAGAIN && errno != EACCES))
+		return 0;
 	if (limit == 0 || limit > LOCK_WAIT_MAX_S)
 		limit = LOCK_WAIT_MAX_S;
 	deadline = tw_mono_ms() + (long long)limit * 1000;
-	while (fcntl(file, F_OFD_SETLK, &fl) != 0) {
+	if (sigaction(SIGALRM, &tick, &old) != 0)
+		return 0;
+	lock_wait_timer(LOCK_CHECK_MS);
+	while (fcntl(file, F_OFD_SETLKW, &fl) != 0) {
 		struct pollfd p = { s->ctrl.fd, POLLRDHUP, 0 };
 
-		if (errno != EAGAIN && errno != EACCES)
-			return 0;
+		if (errno != EINTR)
+			break;
 		if (tw_mono_ms() >= deadline) {
 			worker_log(s, "lock_upload_files: %s stayed locked by another session "
 				   "for %u s", path, limit);
-			return -1;
+			rc = -1;
+			break;
 		}
 		/* The client hung up: nobody waits for this transfer. */
-		if (poll(&p, 1, LOCK_RETRY_MS) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-			return -1;
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			rc = -1;
+			break;
+		}
 	}
-	return 0;
+	/* A tick due before the timer stops is taken by the handler. */
+	lock_wait_timer(0);
+	(void)sigaction(SIGALRM, &old, NULL);
+	return rc;
 }
 
 /* The answer to a transfer whose file another session kept locked. */

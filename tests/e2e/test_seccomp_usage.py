@@ -24,12 +24,13 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 
 import pytest
 
 import twhelpers
 from twhelpers import (HOST, PASSWORDS, TIMEOUT, ReuseFTP_TLS, children, client_context,
-                       open_data, recv_all, retr, stor, wait_until)
+                       data_cmd_sent, lock_waiters, open_data, recv_all, retr, stor, wait_until)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POLICY_H = os.path.join(ROOT, "sandbox", "seccomp_policy.h")
@@ -236,6 +237,7 @@ def _local_session(srv, user="alice", active_modes=("port", "eprt")):
     stor(f, "STOR up.bin", b"x" * 10, rest=5)
     stor(f, "STOR up.bin", b"over")     # over a file: truncated
     stor(f, "STOU up.bin", b"unique")
+    _lock_wait(srv, f, user)
     f.sendcmd("SITE CHMOD 600 up.bin")
     f.rename("up.bin", "moved.bin")
     f.delete("moved.bin")
@@ -249,6 +251,26 @@ def _local_session(srv, user="alice", active_modes=("port", "eprt")):
     conn.close()
     f.sendcmd("NOOP")
     f.quit()
+
+
+def _lock_wait(srv, f, user):
+    """An upload that waits for another's lock_upload_files lock, long
+    enough for the wait's tick (SIGALRM every 250 ms) to come."""
+    g = srv.ftp(user)
+    g.sendcmd("TYPE I")
+    conn, resp = open_data(f, "STOR locked.bin")
+    assert resp.startswith("150"), resp
+    waiting = data_cmd_sent(g, "STOR locked.bin")
+    path = os.path.join(srv.home(user), "locked.bin")
+    wait_until(lambda: lock_waiters(path) == 1, what="the second upload waiting")
+    time.sleep(0.6)
+    conn.close()
+    f.voidresp()
+    assert g.getresp().startswith("150")
+    waiting.sendall(b"second")
+    waiting.close()
+    g.voidresp()
+    g.quit()
 
 
 def _incoming(srv):

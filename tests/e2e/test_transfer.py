@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from twhelpers import (HOST, USERS, abor_codes, abor_replies, code, open_data, parse_mlsx, rc,
+from twhelpers import (HOST, USERS, abor_codes, abor_replies, code, data_cmd_sent,
+                       lock_waiters, open_data, parse_mlsx, rc,
                        recv_all, retr, sha256, sha256_file, stor, tree_snapshot, wait_until,
                        write_random)
 
@@ -1048,14 +1049,6 @@ def test_delete_failed_uploads(make_server):
             os.unlink(path)
 
 
-def _retr_sent(f, name):
-    """PASV, the data connection, then RETR name sent: no reply read yet."""
-    resp = f.sendcmd("PASV")
-    conn = socket.create_connection((HOST, ftplib.parse227(resp)[1]), 30)
-    f.sock.sendall(("RETR %s\r\n" % name).encode())
-    return conn
-
-
 def test_lock_upload_files(make_server):
     """lock_upload_files (vsftpd's default YES): a download of a file that
     an upload holds waits for the upload's end and gets the new file whole;
@@ -1073,7 +1066,7 @@ def test_lock_upload_files(make_server):
         conn.sendall(part1)
         wait_until(lambda: os.path.getsize(s.path("shared.bin")) == len(part1),
                    what="the first part on disk")
-        dconn = _retr_sent(down, "shared.bin")
+        dconn = data_cmd_sent(down, "RETR shared.bin")
         if opts.get("data_connection_timeout"):
             # The uploader keeps its own data connection busy meanwhile.
             for _ in range(150):
@@ -1102,6 +1095,38 @@ def test_lock_upload_files(make_server):
         s.stop()
 
 
+def test_uploads_of_one_file_wait_in_turn(make_server):
+    """lock_upload_files: uploads of a file another upload holds wait in the
+    kernel's queue for its lock (F_OFD_SETLKW, no polling) and the next one
+    starts when the holder ends, its file whole; a waiter whose client
+    hangs up leaves the queue at the wait's next look at the client."""
+    s = make_server({})
+    s.put("one.bin", b"old" * 1000)
+    path = s.path("one.bin")
+    first, second, third = s.ftp("alice"), s.ftp("alice"), s.ftp("alice")
+    for f in (first, second, third):
+        f.sendcmd("TYPE I")
+    conn, resp = open_data(first, "STOR one.bin")
+    assert resp.startswith("150"), resp
+    conn.sendall(os.urandom(100000))
+    c2 = data_cmd_sent(second, "STOR one.bin")
+    c3 = data_cmd_sent(third, "STOR one.bin")
+    wait_until(lambda: lock_waiters(path) == 2, what="two uploads waiting for the lock")
+    c3.close()
+    third.close()
+    wait_until(lambda: lock_waiters(path) == 1, what="the hung-up upload leaving the queue")
+    conn.close()
+    assert first.voidresp().startswith("226")
+    assert second.getresp().startswith("150")
+    data = os.urandom(400000)
+    c2.sendall(data)
+    c2.close()
+    assert second.voidresp().startswith("226")
+    assert s.read("one.bin") == data
+    first.quit()
+    second.quit()
+
+
 def test_download_waiting_for_a_failed_upload(make_server):
     """lock_upload_files with delete_failed_uploads: a download that waits
     for an upload which then fails gets 550, not the deleted half."""
@@ -1114,7 +1139,7 @@ def test_download_waiting_for_a_failed_upload(make_server):
     conn.sendall(b"h" * 100000)
     wait_until(lambda: os.path.exists(s.path("fresh.bin")) and
                os.path.getsize(s.path("fresh.bin")) == 100000, what="the half on disk")
-    dconn = _retr_sent(down, "fresh.bin")
+    dconn = data_cmd_sent(down, "RETR fresh.bin")
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     conn.close()
     assert code(up.getmultiline()) in (426, 451)

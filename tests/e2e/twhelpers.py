@@ -180,6 +180,23 @@ def sent_before_close(srv):
         return recv_all(c)
 
 
+def data_cmd_sent(f, cmd):
+    """PASV, the data connection, then cmd sent on f: no reply read yet
+    (a transfer that is to wait, for a lock say)."""
+    resp = f.sendcmd("PASV")
+    conn = socket.create_connection((HOST, ftplib.parse227(resp)[1]), TIMEOUT)
+    f.sock.sendall((cmd + "\r\n").encode())
+    return conn
+
+
+def lock_waiters(path):
+    """How many lock requests wait for path's inode (/proc/locks' "->"
+    lines: blocked F_OFD_SETLKW and F_SETLKW calls)."""
+    ino = ":%d " % os.stat(path).st_ino
+    with open("/proc/locks") as f:
+        return sum(1 for line in f if "->" in line and ino in line)
+
+
 def abor_codes(f):
     """Sends ABOR on f's control connection (plain, without the Telnet
     urgent signal) during a transfer; returns the codes of the replies up
