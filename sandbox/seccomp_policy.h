@@ -150,12 +150,12 @@ static const struct sc_rule g_worker_base[] = {
 	 * handler, SIG_IGN and blocked cases in every role.
 	 */
 	{ SCMP_SYS(rt_sigaction), SC_SIGACTION, 0 },	/* the lock wait's SIGALRM; the rule kills a handler for SIGSYS outright (above) */
-	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },	/* unused: only in the SIGSYS report's raise(), on a forbidden call (tests/unit/test_seccomp.c) */
+	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },	/* the lock wait unblocks SIGALRM (transfer.c file_lock); the SIGSYS report's raise() */
 	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },	/* the lock wait's tick handler returns (transfer.c file_lock); the report handler does not */
 	{ SCMP_SYS(sigreturn), SC_ALLOW, 0 },
 	{ SCMP_SYS(getpid), SC_ALLOW, 0 },	/* OpenSSL's fork check; the PASV port seed */
-	{ SCMP_SYS(gettid), SC_ALLOW, 0 },	/* unused: as rt_sigprocmask */
-	{ SCMP_SYS(tgkill), SC_SELF, 0 },	/* unused: as rt_sigprocmask; never another process */
+	{ SCMP_SYS(gettid), SC_ALLOW, 0 },	/* unused: only in the SIGSYS report's raise(), on a forbidden call (tests/unit/test_seccomp.c) */
+	{ SCMP_SYS(tgkill), SC_SELF, 0 },	/* unused: as gettid; never another process */
 	/* A poll with a timeout that a stop interrupted (SIGSTOP, a
 	 * debugger, the cgroup freezer) goes on through restart_syscall
 	 * when the process continues: without it a paused session dies. */
@@ -211,7 +211,7 @@ static const struct sc_rule g_relay[] = {
 	{ SCMP_SYS(sendmsg), SC_ALLOW, 0 },	/* unused: only on a forbidden call (tests/unit/test_seccomp.c) */
 	{ SCMP_SYS(rt_sigaction), SC_SIGACTION, 0 },	/* unused: as in g_worker_base */
 	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },	/* unused: as sendmsg */
-	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },	/* unused: as in g_worker_base */
+	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },	/* unused: a handler's return; the relay sets none, and the SIGSYS report's does not return */
 	{ SCMP_SYS(getpid), SC_ALLOW, 0 },	/* unused: as sendmsg; OpenSSL's fork check */
 	{ SCMP_SYS(gettid), SC_ALLOW, 0 },	/* unused: as sendmsg */
 	{ SCMP_SYS(tgkill), SC_SELF, 0 },	/* unused: as sendmsg */
@@ -418,7 +418,7 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(select), SC_ALLOW, 0 },	/* unused: PAM modules (the run's pam_matrix does not): Linux-PAM's fail delay (pam_fail_delay, pam_pwdfile) sleeps in select() */
 	{ SCMP_SYS(pselect6), SC_ALLOW, 0 },	/* unused: as select, where glibc's select() calls pselect6 */
 	{ SCMP_SYS(alarm), SC_ALLOW, 0 },	/* unused: PAM and NSS modules (the run's pam_matrix and nss_wrapper do not): lock timeouts (lckpwdf, pam_pwdfile) */
-	{ SCMP_SYS(setitimer), SC_ALLOW, 0 },	/* unused: as alarm, where alarm() is an itimer */
+	{ SCMP_SYS(setitimer), SC_ALLOW, 0 },	/* the post-login workers' lock wait (g_worker_files_read); PAM modules' alarm() where it is an itimer */
 	{ SCMP_SYS(clock_gettime), SC_ALLOW, 0 },	/* unused: the vDSO answers, but not for every clock source */
 	{ SCMP_SYS(clock_gettime64), SC_ALLOW, 0 },
 	{ SCMP_SYS(gettimeofday), SC_ALLOW, 0 },	/* unused: as clock_gettime */
@@ -428,7 +428,7 @@ static const struct sc_rule g_root_base[] = {
 	/* Never a SIGSYS handler: see rt_sigaction in g_worker_base. */
 	{ SCMP_SYS(rt_sigaction), SC_SIGACTION, 0 },
 	{ SCMP_SYS(rt_sigprocmask), SC_ALLOW, 0 },
-	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },	/* unused: a handler's return: a PAM module's own (pam_unix's SIGCHLD around its helper) */
+	{ SCMP_SYS(rt_sigreturn), SC_ALLOW, 0 },	/* the post-login workers' lock wait tick (g_worker_base); a PAM module's handler (pam_unix's SIGCHLD around its helper) */
 	{ SCMP_SYS(sigreturn), SC_ALLOW, 0 },
 	{ SCMP_SYS(restart_syscall), SC_ALLOW, 0 },	/* unused: a call a PAM module's signal handler interrupted, or a stop (as in g_worker_base) */
 	{ SCMP_SYS(kill), SC_ALLOW, 0 },	/* ending sessions; kernel checks */

@@ -1016,8 +1016,8 @@ lock_wait_timer(unsigned ms)
  * session holds is waited for, as vsftpd waits, in F_OFD_SETLKW: the
  * kernel wakes the waiter when the lock is released, so uploads of one
  * file follow each other without a gap. A tick (SIGALRM every
- * LOCK_CHECK_MS, a handler without SA_RESTART) interrupts the wait to
- * bound it: while the client stays connected, and for at most
+ * LOCK_CHECK_MS, a handler without SA_RESTART, unblocked for the wait)
+ * interrupts the wait to bound it: while the client stays connected, and for at most
  * data_connection_timeout seconds (idle_session_timeout when that is 0;
  * an hour at most). Open file description locks: they conflict with
  * vsftpd's and other programs' fcntl locks, and go with this descriptor
@@ -1029,6 +1029,7 @@ file_lock(struct session *s, int file, short type, const char *path)
 {
 	static const struct sigaction tick = { .sa_handler = lock_wait_tick };
 	struct sigaction old;
+	sigset_t alrm, mask;
 	struct flock fl;
 	unsigned limit = s->cfg->data_connection_timeout != 0 ? s->cfg->data_connection_timeout
 							      : s->cfg->idle_session_timeout;
@@ -1045,8 +1046,20 @@ file_lock(struct session *s, int file, short type, const char *path)
 	if (limit == 0 || limit > LOCK_WAIT_MAX_S)
 		limit = LOCK_WAIT_MAX_S;
 	deadline = tw_mono_ms() + (long long)limit * 1000;
-	if (sigaction(SIGALRM, &tick, &old) != 0)
-		return 0;
+	/*
+	 * The tick must get through: SIGALRM unblocked (an inetd or a
+	 * supervisor may have blocked it before it started the session). A
+	 * wait that cannot be bounded is not taken: the transfer gets 450,
+	 * never goes on unlocked.
+	 */
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	if (sigaction(SIGALRM, &tick, &old) != 0) {
+		worker_log(s, "lock_upload_files: cannot wait for the lock of %s: %s", path,
+			   strerror(errno));
+		return -1;
+	}
+	(void)sigprocmask(SIG_UNBLOCK, &alrm, &mask);
 	lock_wait_timer(LOCK_CHECK_MS);
 	while (fcntl(file, F_OFD_SETLKW, &fl) != 0) {
 		struct pollfd p = { s->ctrl.fd, POLLRDHUP, 0 };
@@ -1067,6 +1080,7 @@ file_lock(struct session *s, int file, short type, const char *path)
 	}
 	/* A tick due before the timer stops is taken by the handler. */
 	lock_wait_timer(0);
+	(void)sigprocmask(SIG_SETMASK, &mask, NULL);
 	(void)sigaction(SIGALRM, &old, NULL);
 	return rc;
 }

@@ -16,8 +16,9 @@ import twhelpers
 from twhelpers import PASSWORDS, code, sha256
 
 
-def _start_custom(srv, ready, stdin=subprocess.DEVNULL):
-    """Starts srv's daemon like Server.start(), but waits on ready()."""
+def _start_custom(srv, ready, stdin=subprocess.DEVNULL, preexec_fn=None):
+    """Starts srv's daemon like Server.start(), but waits on ready();
+    preexec_fn runs in the child before the launcher."""
     srv.write_config()
     srv.started = time.time()
     srv._out = open(srv.stdout_path, "wb")
@@ -25,7 +26,7 @@ def _start_custom(srv, ready, stdin=subprocess.DEVNULL):
     argv = [sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, twhelpers.TWINFTPD,
             srv.conf_path]
     srv.proc = subprocess.Popen(argv, env=srv.env(), stdin=stdin, stdout=srv._out,
-                                stderr=srv._err, close_fds=True)
+                                stderr=srv._err, close_fds=True, preexec_fn=preexec_fn)
     deadline = time.monotonic() + 10
     while not ready():
         assert srv.proc.poll() is None, "daemon exited:\n" + srv.diagnostics()

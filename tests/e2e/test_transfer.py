@@ -1,10 +1,12 @@
 """The data path: big binary round trip, ASCII conversion, resume, ABOR, timeouts."""
 
 import ctypes
+import fcntl
 import ftplib
 import hashlib
 import os
 import select
+import signal
 import struct
 import socket
 import subprocess
@@ -13,8 +15,9 @@ import time
 
 import pytest
 
-from twhelpers import (HOST, USERS, abor_codes, abor_replies, code, data_cmd_sent,
-                       lock_waiters, open_data, parse_mlsx, rc,
+from test_modes import _start_custom
+from twhelpers import (HOST, PASSWORDS, USERS, abor_codes, abor_replies, code, data_cmd_sent,
+                       ftp_on_socket, lock_waiters, open_data, parse_mlsx, rc,
                        recv_all, retr, sha256, sha256_file, stor, tree_snapshot, wait_until,
                        write_random)
 
@@ -1095,6 +1098,17 @@ def test_lock_upload_files(make_server):
         s.stop()
 
 
+def _waiters_for_a_while(path):
+    """lock_waiters(path) 12 times over 0.6 s. A waiter leaves the queue
+    for an instant at each tick of its wait (250 ms), so one sample may
+    miss it; a window of two ticks does not."""
+    seen = []
+    for _ in range(12):
+        seen.append(lock_waiters(path))
+        time.sleep(0.05)
+    return seen
+
+
 def test_uploads_of_one_file_wait_in_turn(make_server):
     """lock_upload_files: uploads of a file another upload holds wait in the
     kernel's queue for its lock (F_OFD_SETLKW, no polling) and the next one
@@ -1114,7 +1128,8 @@ def test_uploads_of_one_file_wait_in_turn(make_server):
     wait_until(lambda: lock_waiters(path) == 2, what="two uploads waiting for the lock")
     c3.close()
     third.close()
-    wait_until(lambda: lock_waiters(path) == 1, what="the hung-up upload leaving the queue")
+    wait_until(lambda: _waiters_for_a_while(path) == [1] * 12,
+               what="the hung-up upload leaving the queue")
     conn.close()
     assert first.voidresp().startswith("226")
     assert second.getresp().startswith("150")
@@ -1125,6 +1140,43 @@ def test_uploads_of_one_file_wait_in_turn(make_server):
     assert s.read("one.bin") == data
     first.quit()
     second.quit()
+
+
+def test_lock_wait_bounded_with_sigalrm_blocked(make_server):
+    """A session started with SIGALRM blocked (an inetd or a supervisor
+    may start it so; listen=NO keeps the mask it was given) still ends its
+    wait for a lock at data_connection_timeout, with 450: the wait
+    unblocks the tick it is bounded by."""
+    srv = make_server({"listen": False, "listen_ipv6": False, "data_connection_timeout": 2},
+                      start=False)
+    srv.put("held.bin", b"h" * 1000)
+    lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    lsock.bind((HOST, 0))
+    lsock.listen(1)
+    client = socket.create_connection(lsock.getsockname(), timeout=30)
+    conn, _ = lsock.accept()
+    lsock.close()
+    with open(srv.path("held.bin"), "r+b") as held:
+        # Another program's lock: fcntl record locks conflict with OFD ones.
+        fcntl.lockf(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _start_custom(srv, lambda: True, stdin=conn, preexec_fn=lambda: signal.pthread_sigmask(
+            signal.SIG_BLOCK, {signal.SIGALRM}))
+        conn.close()
+        f = ftp_on_socket(client)
+        f.login("alice", PASSWORDS["alice"])
+        f.sendcmd("TYPE I")
+        dconn = data_cmd_sent(f, "RETR held.bin")
+        with pytest.raises(ftplib.error_temp) as e:
+            f.getresp()
+        assert str(e.value).startswith("450 File busy"), e.value
+        dconn.close()
+    assert code(f.quit()) == 221
+    client.close()
+    # One session: the process ends with it.
+    assert srv.proc.wait(timeout=10) == 0
+    srv._out.close()
+    srv._err.close()
+    srv.proc = None     # nothing left for the fixture to stop
 
 
 def test_download_waiting_for_a_failed_upload(make_server):
