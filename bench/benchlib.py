@@ -1,5 +1,6 @@
 """What bench/ab and bench/compare both measure, in one place."""
 import os
+import time
 
 
 def tcp_mem_kb():
@@ -12,3 +13,47 @@ def tcp_mem_kb():
                 v = line.split()
                 return int(v[v.index("mem") + 1]) * os.sysconf("SC_PAGE_SIZE") // 1024
     return -1
+
+
+# settle(): quiet means at most this many runnable tasks (the caller's own
+# read included) in every sample for SETTLE_QUIET_S; waited for at most
+# SETTLE_MAX_S.
+SETTLE_RUNNING = 2
+SETTLE_QUIET_S = 1.0
+SETTLE_MAX_S = 60.0
+
+
+def procs_running():
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("procs_running "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def settle():
+    """Before each run: the dirty pages of the runs before written out
+    (sync: a STOR figure must not share the disk with the last server's
+    3 GB of distinct files) and the machine quiet (a server's teardown,
+    hundreds of processes and their seccomp filters, must not land on the
+    next run's first figure). Returns what it waited for, for the run's
+    line in the report."""
+    t0 = time.monotonic()
+    os.sync()
+    synced = time.monotonic() - t0
+    quiet_since = None
+    while True:
+        now = time.monotonic()
+        if procs_running() <= SETTLE_RUNNING:
+            if quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since >= SETTLE_QUIET_S:
+                return "settled in %.1f s (sync %.1f s)" % (now - t0, synced)
+        else:
+            quiet_since = None
+        if now - t0 >= SETTLE_MAX_S:
+            return "not quiet after %.0f s (sync %.1f s)" % (SETTLE_MAX_S, synced)
+        time.sleep(0.1)
