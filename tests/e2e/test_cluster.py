@@ -43,6 +43,9 @@ class Cluster:
             # Its own process group: the test kills a whole node at once.
             n.launch_prefix = ["setsid"]
             self.nodes.append(n)
+        # node_of tells the nodes apart by passive range.
+        a, b = (set(n.pasv_ports + [n.port]) for n in self.nodes)
+        assert not a & b, "nodes share ports %s" % sorted(a & b)
         # One directory served by both nodes: the shared storage.
         self.shared = os.path.join(self.nodes[0].base, "shared")
         os.mkdir(self.shared, 0o755)

@@ -11,6 +11,7 @@ Every wait here is bounded: a hanging daemon fails a test, it never
 hangs the suite.
 """
 
+import collections
 import ftplib
 import hashlib
 import os
@@ -266,15 +267,23 @@ def _listening_ports():
     return ports
 
 
+# Ports free_ports handed out lately. A server made with start=False does
+# not listen yet, so without this the next call could hand out its ports
+# again (two cluster nodes once got overlapping passive ranges).
+_HANDED_OUT = collections.deque(maxlen=2048)
+
+
 def free_ports(n):
-    """n consecutive free ports below the kernel's ephemeral range."""
-    used = _listening_ports()
+    """n consecutive free ports below the kernel's ephemeral range, none
+    of them handed out by a recent call."""
+    used = _listening_ports() | set(_HANDED_OUT)
     for _ in range(500):
         base = random.randrange(10000, 32000 - n)
         rng = range(base, base + n)
         if any(p in used for p in rng):
             continue
         if all(_bindable(p) for p in rng):
+            _HANDED_OUT.extend(rng)
             return list(rng)
     raise AssertionError("no free port range found")
 
