@@ -6,32 +6,11 @@ import ftplib
 import io
 import os
 import socket
-import subprocess
-import sys
-import time
 
 import pytest
 
 import twhelpers
 from twhelpers import PASSWORDS, code, sha256
-
-
-def _start_custom(srv, ready, stdin=subprocess.DEVNULL, preexec_fn=None):
-    """Starts srv's daemon like Server.start(), but waits on ready();
-    preexec_fn runs in the child before the launcher."""
-    srv.write_config()
-    srv.started = time.time()
-    srv._out = open(srv.stdout_path, "wb")
-    srv._err = open(srv.stderr_path, "wb")
-    argv = [sys.executable, "-c", twhelpers._FD_PAD_LAUNCHER, twhelpers.TWINFTPD,
-            srv.conf_path]
-    srv.proc = subprocess.Popen(argv, env=srv.env(), stdin=stdin, stdout=srv._out,
-                                stderr=srv._err, close_fds=True, preexec_fn=preexec_fn)
-    deadline = time.monotonic() + 10
-    while not ready():
-        assert srv.proc.poll() is None, "daemon exited:\n" + srv.diagnostics()
-        assert time.monotonic() < deadline, "daemon not ready:\n" + srv.diagnostics()
-        time.sleep(0.02)
 
 
 def _listening6(port):
@@ -65,7 +44,7 @@ def test_ipv6_only_listener(make_server):
     assert _ipv6_available(), "this machine has no ::1 (loopback IPv6)"
     srv = make_server({"listen": False, "listen_ipv6": True, "listen_address": "",
                        "listen_address6": "::1"}, start=False)
-    _start_custom(srv, lambda: _listening6(srv.port))
+    srv.start(lambda: _listening6(srv.port))
     data = os.urandom(300 * 1024)
     f = _ftp6(srv.port)
     # Over IPv6 the data connection is set up with EPSV/EPRT (RFC 2428).
@@ -87,7 +66,7 @@ def test_ipv4_and_ipv6_at_once(make_server):
     assert _ipv6_available(), "this machine has no ::1 (loopback IPv6)"
     srv = make_server({"listen": True, "listen_ipv6": True, "listen_address6": "::1"},
                       start=False)
-    _start_custom(srv, lambda: _listening6(srv.port) and twhelpers.port_listening(srv.port))
+    srv.start(lambda: _listening6(srv.port) and twhelpers.port_listening(srv.port))
     f6 = _ftp6(srv.port)
     f4 = srv.ftp("alice")
     for f in (f4, f6):
@@ -107,7 +86,7 @@ def test_inetd_mode_serves_one_session_on_stdin(make_server):
     conn, _ = lsock.accept()
     lsock.close()
     try:
-        _start_custom(srv, lambda: True, stdin=conn)
+        srv.start(lambda: True, stdin=conn)
         conn.close()
         f = twhelpers.ftp_on_socket(client)
         assert f.welcome.startswith("220")

@@ -15,7 +15,6 @@ import time
 
 import pytest
 
-from test_modes import _start_custom
 from twhelpers import (HOST, PASSWORDS, USERS, abor_codes, abor_replies, code, data_cmd_sent,
                        ftp_on_socket, lock_waiters, open_data, parse_mlsx, rc,
                        recv_all, retr, sha256, sha256_file, stor, tree_snapshot, wait_until,
@@ -1159,7 +1158,7 @@ def test_lock_wait_bounded_with_sigalrm_blocked(make_server):
     with open(srv.path("held.bin"), "r+b") as held:
         # Another program's lock: fcntl record locks conflict with OFD ones.
         fcntl.lockf(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        _start_custom(srv, lambda: True, stdin=conn, preexec_fn=lambda: signal.pthread_sigmask(
+        srv.start(lambda: True, stdin=conn, preexec_fn=lambda: signal.pthread_sigmask(
             signal.SIG_BLOCK, {signal.SIGALRM}))
         conn.close()
         f = ftp_on_socket(client)

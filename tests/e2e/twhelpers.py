@@ -929,10 +929,12 @@ class Server:
         return env
 
     # -- life cycle
-    def start(self, ready=None):
+    def start(self, ready=None, stdin=subprocess.DEVNULL, preexec_fn=None):
         """Writes the config (write_config, which a test may replace) and
         starts the daemon; returns once ready() (default: listen_port on
-        127.0.0.1 or any IPv4 address is listening)."""
+        127.0.0.1 or any IPv4 address is listening). stdin: the daemon's
+        (a connected socket for listen=NO); preexec_fn runs in the child
+        before the launcher."""
         assert os.access(self.binary, os.X_OK), "daemon binary not found: %s" % self.binary
         self.write_config()
         self.started = time.time()
@@ -942,9 +944,8 @@ class Server:
         if self.wrappers:
             argv = [sys.executable, "-c", _FD_PAD_LAUNCHER] + argv
         argv = self.launch_prefix + argv
-        self.proc = subprocess.Popen(argv, env=self.env(),
-                                     stdin=subprocess.DEVNULL, stdout=self._out,
-                                     stderr=self._err, close_fds=True)
+        self.proc = subprocess.Popen(argv, env=self.env(), stdin=stdin, stdout=self._out,
+                                     stderr=self._err, close_fds=True, preexec_fn=preexec_fn)
         deadline = time.monotonic() + 10
         while not (ready() if ready else port_listening(self.port)):
             if self.proc.poll() is not None:
