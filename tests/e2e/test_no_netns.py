@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from twhelpers import assert_theft_refused, HOST, OTHER, code, rc, recv_all, retr, sha256, stor
+from twhelpers import assert_theft_refused, OTHER, code, rc, recv_all, retr, sha256, stor
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from twhelpers import (HOST, OTHER, USERS, Ctrl, alive, children, code, descendants, proc_ids,
-                       proc_stat, proc_status, retr, sha256, spare_of, stor, wait_until,
+from twhelpers import (HOST, OTHER, USERS, Ctrl, alive, children, code, descendants,
+                       monitor_settled, proc_ids, proc_stat, proc_status, retr, sha256, spare_of, stor, wait_until,
                        workers)
 
 HZ = os.sysconf("SC_CLK_TCK")
@@ -116,6 +116,7 @@ def test_sessions_are_nicer_until_login(make_server, login_nice):
         c.login("alice", "alice-pw")
         wait_until(lambda: workers(mon) == [spare], 10, what="the spare as the worker")
         assert c.cmd("NOOP")[0] == 200
+        monitor_settled(mon)
         assert _nice(mon) == base, "post-login monitor at nice %d" % _nice(mon)
         assert _nice(spare) == base, "post-login worker at nice %d" % _nice(spare)
         # The monitor gave CAP_SYS_NICE up with the rest at the login.
@@ -300,9 +301,10 @@ def test_burst_larger_than_pool(make_server):
     s.wait_sessions(0, timeout=15)
     # The pool learned the burst: one more ready session for each
     # connection that found it empty (the refill may have served some).
-    grown = wait_until(lambda: len(idle_pairs(s)) > 4 and len(idle_pairs(s)), 15,
-                       what="the pool to grow past 4 (has %d)" % len(idle_pairs(s)))
-    assert grown <= n, grown
+    # Read from the log: it shrinks again after 2 s in test builds, which
+    # a loaded machine may take to get here.
+    grown = max(int(g) for g in re.findall(r"burst: .* pool grows to (\d+)", s.log_text()))
+    assert 4 < grown <= 4 + n, grown
     # Quiet, it halves what it holds above prefork_sessions, every minute
     # (every 2 s in test builds), down to exactly the minimum again.
     wait_until(lambda: len(children(s.pid)) == 4 and len(idle_pairs(s)) == 4, 30,
@@ -316,7 +318,7 @@ def test_sigterm_ends_sessions_in_batches_before_exiting(make_server):
     With more sessions than one batch, the old listener (SIGTERM to all,
     then exit) left them dying after it."""
     s = make_server({"prefork_sessions": 8, "max_per_ip": 0, "max_clients": 0})
-    n = 150
+    n = 100
     conns = []
     try:
         for i in range(n):
@@ -327,11 +329,17 @@ def test_sigterm_ends_sessions_in_batches_before_exiting(make_server):
         s.wait_sessions(n, timeout=30)
         wait_pool(s, 8)
         snap = descendants(s.pid)
+        monitors = set(children(s.pid))
         assert len(snap) >= 2 * n + 3 * 8, len(snap)
         s.proc.send_signal(signal.SIGTERM)
         s.proc.wait(timeout=30)
-        left = [p for p, t in snap if alive(p, t)]
-        assert not left, "%d session processes outlived the listener" % len(left)
+        # The listener reaped every monitor before it exited ...
+        left = [p for p, t in snap if p in monitors and alive(p, t)]
+        assert not left, "%d session monitors outlived the listener" % len(left)
+        # ... and a worker ends once its monitor is gone (it reads the end
+        # of their socket pair), which may come just after.
+        wait_until(lambda: not [p for p, t in snap if alive(p, t)], 10,
+                   what="every worker to end with its monitor")
         assert re.search(r"listener stopped: all %d sessions and 8 ready pairs ended"
                          % n, s.log_text()), s.log_text()[-2000:]
         # Nobody is accepting any more.

@@ -107,8 +107,10 @@ def test_spare_becomes_the_postlogin_worker(server):
         assert st.get("Seccomp") == "2", st
         assert int(st["CapBnd"], 16) == int(proc_status(mon)["CapBnd"], 16), st
         # Its one socket is the IPC channel, not the control connection
-        # the monitor and the pre-login worker hold.
-        assert len(_socket_fds(spare)) == 1, os.listdir("/proc/%d/fd" % spare)
+        # the monitor and the pre-login worker hold (a pair forked just
+        # now may still be closing what the fork gave it).
+        wait_until(lambda: len(_socket_fds(spare)) == 1, 10,
+                   what="the spare's one socket: %s" % os.listdir("/proc/%d/fd" % spare))
         def inodes(pid):
             return {os.readlink("/proc/%d/fd/%d" % (pid, fd)) for fd in _socket_fds(pid)}
         assert not inodes(spare) & inodes(prelogin), (inodes(spare), inodes(prelogin))

@@ -9,7 +9,6 @@ import ftplib
 import re
 import socket
 import struct
-import time
 
 import pytest
 

@@ -32,7 +32,7 @@ import tempfile
 
 import pytest
 
-from twhelpers import (USERS, alive, code, open_data, proc_ids, proc_link,
+from twhelpers import (USERS, alive, code, monitor_settled, open_data, proc_ids, proc_link,
                        proc_stat, proc_status, retr, sha256, spare_of, stor, wait_until,
                        workers, write_random, PRELOAD)
 
@@ -67,6 +67,8 @@ def _monitor_dropped(mon, uid):
     def probe():
         return proc_ids(mon, "Uid") == [uid] * 4
     wait_until(probe, 10, what="monitor %d to drop to uid %d" % (mon, uid))
+    # Its capabilities and filter follow the uid: checked once all are done.
+    monitor_settled(mon)
 
 
 def _phase_worker(server, c, phase):

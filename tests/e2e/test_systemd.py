@@ -21,7 +21,7 @@ import subprocess
 import pytest
 
 from twhelpers import (PASSWORDS, REPO, TWINFTPD, Ctrl, NotifySocket, free_ports,
-                       socket_activated, wait_until)
+                       socket_activated)
 
 UNITS = ["twinftpd.service", "twinftpd-inetd@.service"]
 STATIC_UNITS = ["twinftpd.socket", "twinftpd-inetd.socket"]

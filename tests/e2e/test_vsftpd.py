@@ -17,7 +17,7 @@ import time
 import pytest
 
 import twhelpers
-from twhelpers import PASSWORDS, TWINFTPD, code, free_ports, retr, wait_until
+from twhelpers import PASSWORDS, TWINFTPD, code, retr, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.normpath(os.path.join(HERE, "..", "vsftpd"))

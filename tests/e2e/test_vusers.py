@@ -20,7 +20,8 @@ import pytest
 import twhelpers
 from test_ftps import certs, tls_opts  # noqa: F401 (certs is a fixture)
 from twhelpers import (PASSWORDS, USERS, Ctrl, ReuseFTP_TLS, client_context, children,
-                       login_refused, proc_ids, proc_link, retr, stor, wait_until)
+                       login_refused, monitor_settled, proc_ids, proc_link, retr, stor,
+                       wait_until)
 
 GUEST = "bob"           # the account every virtual user runs as
 VIRTUAL = {"virt1": "virt1-pw", "virt2": "virt2-pw"}
@@ -339,6 +340,7 @@ def _stored(srv, user, remote, data, local, caps_ok, also=None):
     local, the file on disk."""
     f = srv.ftp(user)
     mon, _ = session_procs(srv, f)
+    monitor_settled(mon)
     assert caps_ok(cap_eff(mon)), hex(cap_eff(mon))
     stor(f, "STOR " + remote, data)
     if also is not None:

@@ -127,6 +127,19 @@ def all_pids():
     return [int(d) for d in os.listdir("/proc") if d.isdigit()]
 
 
+def monitor_settled(mon, timeout=10):
+    """Waits until the session monitor mon has finished its login: it
+    sends the spare its go (so the client may have its 230) before it
+    drops root, its capabilities and then installs its post-login filter,
+    the last step: one filter more than the listener, its parent."""
+    def filters(pid):
+        st = proc_status(pid)
+        return int(st["Seccomp_filters"]) if st else -1
+    parent = proc_stat(mon)[0]
+    wait_until(lambda: filters(mon) > filters(parent) >= 0, timeout,
+               what="monitor %d's post-login filter" % mon)
+
+
 def children(pid, zombies=False):
     """Live children of pid; with zombies, also those it has not reaped."""
     out = []
