@@ -8,6 +8,8 @@
 #include <grp.h>
 #include <netdb.h>
 #include <linux/capability.h>
+#include <paths.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <security/pam_appl.h>
@@ -16,10 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utmpx.h>
 
 #include "src/common/config.h"
 #include "src/common/log.h"
@@ -237,10 +242,14 @@ auth_rhost(const char *peer_ip, int reverse, char *out, size_t outsz)
 	return tw_strlcpy(out, peer_ip, outsz) == 0 ? 0 : -1;
 }
 
-/* In the PAM child: AUTH_OK = authenticated and account valid. */
+/*
+ * In the PAM child: AUTH_OK = authenticated and account valid. With keep
+ * (session_support), a success leaves the handle open in *keep, for the
+ * session; any other outcome ends it.
+ */
 static int
 pam_check(const struct tw_config *cfg, const char *user, const char *pass,
-	  const char *peer_ip)
+	  const char *peer_ip, pam_handle_t **keep)
 {
 	struct pam_conv_data d = { user, pass };
 	struct pam_conv conv = { pam_conversation, &d };
@@ -271,6 +280,10 @@ pam_check(const struct tw_config *cfg, const char *user, const char *pass,
 		rc = pam_authenticate(ph, PAM_DISALLOW_NULL_AUTHTOK);
 	if (rc == PAM_SUCCESS)
 		rc = pam_acct_mgmt(ph, 0);
+	if (rc == PAM_SUCCESS && keep != NULL) {
+		*keep = ph;
+		return AUTH_OK;
+	}
 	pam_end(ph, rc);
 	if (rc == PAM_SUCCESS)
 		return AUTH_OK;
@@ -520,13 +533,13 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind 
  */
 static int
 local_login(const struct tw_config *cfg, const char *user, const char *pass,
-	    const char *peer_ip, struct auth_user *u)
+	    const char *peer_ip, struct auth_user *u, pam_handle_t **keep)
 {
 	static char buf[AUTH_PW_BUF];
 	struct passwd pwbuf, *pw = NULL;
 	/* Into a buffer of our own: PAM's lookups cannot overwrite it. */
 	int lookup = getpwnam_r(user, &pwbuf, buf, sizeof(buf), &pw);
-	int rc = pam_check(cfg, user, pass, peer_ip);
+	int rc = pam_check(cfg, user, pass, peer_ip, keep);
 
 	/* PAM runs for unknown users too, so they cost the same time. */
 	if (rc != AUTH_OK)
@@ -633,6 +646,180 @@ read_full(int fd, void *buf, size_t len)
 }
 
 /*
+ * session_support (vsftpd's option): the PAM child of a successful local
+ * login opens a PAM session and writes the login to utmp and wtmp, then
+ * stays, as root, for the session's life: PAM closes a session with the
+ * handle that opened it. It reads nothing but one socket pair with the
+ * monitor and holds no other descriptor than the log's. The monitor ends
+ * it with a byte (auth_session_end()), or by dying: either way it closes
+ * the session, writes the logout and exits. Without the option, nothing
+ * of this runs and the child ends with its answer, as before.
+ */
+
+/* How long a session's end waits for PAM and the records to be done. */
+#define SESSION_END_WAIT_MS 10000
+
+/* In the monitor: the holding child and its end of the pair, or -1. */
+static pid_t session_holder TW_PER_PROCESS = -1;
+static int session_fd TW_PER_PROCESS = -1;
+
+/* The utmp or wtmp file: path, or in a test build the test's own file
+ * that the variable env names (e2e: not the machine's). */
+static const char *
+record_file(const char *path, const char *env)
+{
+#if TW_TEST_HOOKS
+	if (getenv(env) != NULL)
+		return getenv(env);
+#else
+	(void)env;
+#endif
+	return path;
+}
+
+/* A utmp field: the text's bytes, NUL-padded, not always terminated. */
+static void
+utmp_field(char *field, size_t size, const char *text)
+{
+	memset(field, 0, size);
+	if (text != NULL)
+		memcpy(field, text, strnlen(text, size));
+}
+
+/*
+ * The session's login (USER_PROCESS) or logout (DEAD_PROCESS) record, in
+ * utmp and wtmp, as vsftpd writes them: the line is "ftpd:" and the
+ * monitor's pid (vsftpd's is "vsftpd:PID"), which is also the record's
+ * pid, alive for the session (pam_limits' maxlogins counts the records
+ * whose process lives). A file that cannot be written loses its record,
+ * as in vsftpd.
+ */
+static void
+session_record(pid_t monitor, const char *user, const char *host)
+{
+	struct utmpx ut;
+	struct timeval tv;
+	char line[sizeof(ut.ut_line) + 1];
+
+	memset(&ut, 0, sizeof(ut));
+	ut.ut_type = user != NULL ? USER_PROCESS : DEAD_PROCESS;
+	ut.ut_pid = monitor;
+	(void)snprintf(line, sizeof(line), "ftpd:%d", (int)monitor);
+	utmp_field(ut.ut_line, sizeof(ut.ut_line), line);
+	utmp_field(ut.ut_user, sizeof(ut.ut_user), user);
+	utmp_field(ut.ut_host, sizeof(ut.ut_host), host);
+	(void)gettimeofday(&tv, NULL);
+	ut.ut_tv.tv_sec = (int32_t)tv.tv_sec;
+	ut.ut_tv.tv_usec = (int32_t)tv.tv_usec;
+	if (utmpxname(record_file(_PATH_UTMP, "TW_TEST_UTMP")) == 0) {
+		setutxent();
+		(void)pututxline(&ut);
+		endutxent();
+	}
+	updwtmpx(record_file(_PATH_WTMP, "TW_TEST_WTMP"), &ut);
+}
+
+/*
+ * In the PAM child, after a successful check: credentials, the login
+ * record (first, as vsftpd: pam_limits counts it) and the PAM session.
+ * AUTH_OK, or the refusal, with the handle ended and the record undone.
+ */
+static int
+session_open(const struct tw_config *cfg, pam_handle_t *ph, const char *user, pid_t monitor)
+{
+	const void *host = NULL;
+	int rc = pam_setcred(ph, PAM_ESTABLISH_CRED);
+
+	if (rc == PAM_SUCCESS) {
+		(void)pam_get_item(ph, PAM_RHOST, &host);
+		session_record(monitor, user, host);
+		rc = pam_open_session(ph, 0);
+		if (rc != PAM_SUCCESS) {
+			session_record(monitor, NULL, NULL);
+			(void)pam_setcred(ph, PAM_DELETE_CRED);
+		}
+	}
+	if (rc == PAM_SUCCESS)
+		return AUTH_OK;
+	tw_log(TW_LOG_WARN, "session_support: PAM service %s opened no session for user "
+	       "%s: %s; login refused", cfg->pam_service_name, user, pam_strerror(ph, rc));
+	pam_end(ph, rc);
+	return pam_denied(rc) ? AUTH_DENIED : AUTH_UNAVAILABLE;
+}
+
+static void
+session_close(const struct tw_config *cfg, pam_handle_t *ph, const char *user, pid_t monitor)
+{
+	int rc = pam_close_session(ph, 0);
+
+	if (rc != PAM_SUCCESS)
+		tw_log(TW_LOG_WARN, "session_support: PAM service %s could not close the "
+		       "session of user %s: %s", cfg->pam_service_name, user,
+		       pam_strerror(ph, rc));
+	(void)pam_setcred(ph, PAM_DELETE_CRED);
+	pam_end(ph, rc);
+	session_record(monitor, NULL, NULL);
+}
+
+/*
+ * The PAM child once its answer is written: keeps the session open until
+ * the monitor's byte or its end (EOF), then closes it and exits. It lets
+ * go of every descriptor but fd and the log's first (the control
+ * connection among them). Termination signals are ignored: a service
+ * manager stopping every process of the service ends the monitors,
+ * whose end closes the sessions.
+ */
+static void __attribute__((noreturn))
+session_hold(const struct tw_config *cfg, pam_handle_t *ph, const char *user, pid_t monitor,
+	     int fd)
+{
+	const int keep[] = { fd, log_fd() };
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	char c;
+
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	if (null >= 0) {
+		(void)dup2(null, STDIN_FILENO);
+		(void)dup2(null, STDOUT_FILENO);
+		(void)dup2(null, STDERR_FILENO);
+	}
+	tw_close_fds_except(keep, sizeof(keep) / sizeof(keep[0]));
+	while (read(fd, &c, 1) < 0 && errno == EINTR)
+		;
+	session_close(cfg, ph, user, monitor);
+	close(fd);
+	_exit(0);
+}
+
+void
+auth_session_end(void)
+{
+	struct pollfd pfd;
+	int status;
+
+	if (session_holder < 0)
+		return;
+	(void)send(session_fd, "", 1, MSG_NOSIGNAL);
+	/* Its end of the pair closes once it has closed the session. */
+	pfd.fd = session_fd;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, SESSION_END_WAIT_MS) < 0 && errno == EINTR)
+		;
+	if (pfd.revents != 0) {
+		while (waitpid(session_holder, &status, 0) < 0 && errno == EINTR)
+			;
+	} else {
+		tw_log(TW_LOG_WARN, "session_support: PAM took more than %d s to close a "
+		       "session; left to finish on its own", SESSION_END_WAIT_MS / 1000);
+	}
+	close(session_fd);
+	session_fd = -1;
+	session_holder = -1;
+}
+
+/*
  * The user database (NSS modules) and PAM are large and keep state:
  * they run in a child that reports the result as one fixed-size record
  * over a pipe, so the long-lived monitor never loads them. The child is
@@ -643,12 +830,14 @@ static int
 local_login_in_child(const struct tw_config *cfg, const char *user, const char *pass,
 		     const char *peer_ip, struct auth_user *u)
 {
-	int p[2], status;
+	int p[2], status, hold = cfg->session_support;
 	int32_t result = AUTH_UNAVAILABLE;
 	size_t n;
 	pid_t pid;
 
-	if (pipe2(p, O_CLOEXEC) != 0) {
+	/* session_support: a pair, which also ends the holding child. */
+	if (hold ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0
+		 : pipe2(p, O_CLOEXEC) != 0) {
 		tw_log(TW_LOG_ERR, "pipe for PAM: %s", strerror(errno));
 		return AUTH_UNAVAILABLE;
 	}
@@ -688,16 +877,42 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 				(void)!nice(10);
 		}
 		a.u = *u;	/* the name auth_login set */
-		a.result = local_login(cfg, user, pass, peer_ip, &a.u);
-		if (a.result != AUTH_OK)
-			explicit_bzero(&a.u, sizeof(a.u));
-		_exit(write(p[1], &a, sizeof(a)) == (ssize_t)sizeof(a) ? 0 : 1);
+		{
+			pam_handle_t *ph = NULL;
+			pid_t monitor = getppid();
+			int sent;
+
+			a.result = local_login(cfg, user, pass, peer_ip, &a.u,
+					       hold ? &ph : NULL);
+			if (ph != NULL && a.result != AUTH_OK)
+				pam_end(ph, PAM_SUCCESS);
+			else if (ph != NULL)
+				a.result = session_open(cfg, ph, user, monitor);
+			if (a.result != AUTH_OK) {
+				ph = NULL;	/* ended */
+				explicit_bzero(&a.u, sizeof(a.u));
+			}
+			sent = write(p[1], &a, sizeof(a)) == (ssize_t)sizeof(a);
+			if (ph != NULL && sent)
+				session_hold(cfg, ph, user, monitor, p[1]);
+			if (ph != NULL)
+				session_close(cfg, ph, user, monitor);
+			_exit(sent ? 0 : 1);
+		}
 	}
 	close(p[1]);
 	/* Straight into *u (the monitor's scratch), then the result. */
 	n = read_full(p[0], u, sizeof(*u));
 	if (n == sizeof(*u))
 		n += read_full(p[0], &result, sizeof(result));
+	if (hold && n == sizeof(struct auth_answer) && result == AUTH_OK &&
+	    auth_user_check(u) == 0) {
+		/* It holds the session now: ended by auth_session_end(). */
+		session_holder = pid;
+		session_fd = p[0];
+		return AUTH_OK;
+	}
+	/* A holding child whose answer does not count ends at this close. */
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {

@@ -75,6 +75,14 @@ int auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 	       const char *peer_ip, struct auth_user *u);
 
 /*
+ * session_support: at the session's end, in the monitor, after its
+ * workers: tells the PAM child that holds the session since the login to
+ * close it (pam_close_session, the logout in utmp and wtmp) and waits
+ * for that, 10 s at most. Nothing when no session is held.
+ */
+void auth_session_end(void);
+
+/*
  * user_config_dir: *out becomes cfg with the options of the login's
  * per-user file applied (the file named user, or ftp_username for an
  * anonymous login). Returns 1 when a file was applied, 0 when there is

@@ -189,6 +189,7 @@ monitor_end(struct monitor *mon, int code)
 	(void)monitor_kill_child(&mon->worker);
 	(void)monitor_kill_child(&mon->spare);
 	monitor_drain_relay(mon);
+	auth_session_end();
 	return code;
 }
 
@@ -877,6 +878,7 @@ monitor_worker_gone(struct monitor *mon)
 	int status = monitor_kill_child(&mon->worker);
 
 	(void)monitor_kill_child(&mon->spare);
+	auth_session_end();
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 

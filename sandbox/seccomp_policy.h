@@ -534,7 +534,7 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	{ SCMP_SYS(send), SC_ALLOW, 0 },
 	{ SCMP_SYS(close), SC_ALLOW, 0 },
 	/* PORT_CONNECT's connect timeout (datasock.c); the relay's drain. */
-	{ SCMP_SYS(poll), SC_ALLOW, 0 },	/* unused: only for a connect that did not complete at once, or a dead relay's report */
+	{ SCMP_SYS(poll), SC_ALLOW, 0 },	/* unused: only for a connect that did not complete at once, a dead relay's report, or session_support's end (auth_session_end) */
 	/* Data sockets: PASV_LISTEN and PORT_CONNECT (isolate_network), a
 	 * port-20 connect (connect_from_port_20), all TCP. */
 	{ SCMP_SYS(socket), SC_SOCK_DATA, 0 },
@@ -546,7 +546,8 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },	/* unused: SO_ERROR of a PORT connect that did not complete at once */
 	{ SCMP_SYS(getpid), SC_ALLOW, 0 },	/* seeds the PASV port choice (datasock.c) */
 	/* Ending the session: SIGKILL to the workers and the relay, then
-	 * their status (monitor_kill_child, monitor_drain_relay). */
+	 * their status (monitor_kill_child, monitor_drain_relay), and with
+	 * session_support the PAM child's (auth_session_end). */
 	{ SCMP_SYS(kill), SC_SIGKILL, 0 },
 	{ SCMP_SYS(wait4), SC_ALLOW, 0 },
 	{ SCMP_SYS(restart_syscall), SC_ALLOW, 0 },	/* unused: as in g_worker_base */

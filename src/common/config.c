@@ -165,7 +165,6 @@ static const struct {
 	  "PASV tries every port of pasv_min_port..pasv_max_port, from a random one, before it fails" },
 	{ "check_shell", '*', NULL,
 	  "local logins go through PAM, which vsftpd too lets decide about shells" },
-	{ "session_support", 'b', "NO", NULL },
 	{ "ptrace_sandbox", 'b', "NO", NULL },
 	/* YES ran vsftpd as whoever started it, with no separation and no
 	 * chroot: started by root (twinftpd must be), every login had root's

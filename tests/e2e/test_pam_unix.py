@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from twhelpers import children, proc_ids, proc_link, retr, stor, wait_until
+from twhelpers import (DEAD_PROCESS, USER_PROCESS, children, proc_ids, proc_link, retr, stor,
+                       utmp_records as records, wait_until)
 
 
 @pytest.fixture
@@ -151,3 +152,34 @@ def test_pam_unix_root_and_system_users_refused(unix_server):
             if cd == 331:
                 cd, _ = c.cmd("PASS x")
             assert cd == 530, user
+
+
+def test_session_support_with_the_shipped_pam_service(make_server, real_user):
+    """session_support=YES with etc/twinftpd.pam as installed (Debian's
+    common-session: pam_unix's session, pam_systemd where it is): the
+    session stack runs in the PAM child under the monitor's policy, the
+    login and logout reach utmp and wtmp (the test's files), and the child
+    holding the session is gone after QUIT."""
+    u = real_user
+    shipped = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "etc",
+                           "twinftpd.pam")
+    with open(shipped) as src, open("/etc/pam.d/" + u["service"], "w") as f:
+        f.write(src.read())
+    utmp, wtmp = os.path.join(u["base"], "utmp"), os.path.join(u["base"], "wtmp")
+    for p in (utmp, wtmp):
+        open(p, "wb").close()
+    s = make_server({"pam_service_name": u["service"], "nopriv_user": "nobody",
+                     "anonymous_enable": False, "session_support": True},
+                    wrappers=False, start=False)
+    s.env_extra.update({"TW_TEST_UTMP": utmp, "TW_TEST_WTMP": wtmp})
+    s.start()
+    f = s.ftp(u["name"], u["password"])
+    stor(f, "STOR s.txt", b"session\n")
+    live = [r for r in records(utmp) if r[0] == USER_PROCESS]
+    assert [(r[3], r[4]) for r in live] == [(u["name"], "127.0.0.1")], live
+    line = live[0][2]
+    f.quit()
+    wait_until(lambda: [r for r in records(wtmp) if r[0] == DEAD_PROCESS and r[2] == line],
+               what="the logout record")
+    assert [r[0] for r in records(utmp)] == [DEAD_PROCESS]
+    assert "killed by seccomp" not in s.log_text()

@@ -22,6 +22,7 @@ import shutil
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -299,6 +300,25 @@ def free_ports(n):
             _HANDED_OUT.extend(rng)
             return list(rng)
     raise AssertionError("no free port range found")
+
+
+# glibc's struct utmp on x86_64 (utmp(5)): type, pid, line, id, user, host,
+# exit, session, tv (2 x int32), addr_v6, reserved.
+UTMP = struct.Struct("<hxxi32s4s32s256shhiii4i20s")
+USER_PROCESS, DEAD_PROCESS = 7, 8
+
+
+def utmp_records(path):
+    """Every record of a utmp or wtmp file: (type, pid, line, user, host)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert len(data) % UTMP.size == 0, len(data)
+    out = []
+    for i in range(0, len(data), UTMP.size):
+        r = UTMP.unpack_from(data, i)
+        text = [x.rstrip(b"\0").decode() for x in (r[2], r[4], r[5])]
+        out.append((r[0], r[1], text[0], text[1], text[2]))
+    return out
 
 
 def port_listening(port, host=HOST):

@@ -386,7 +386,9 @@ test_names(void)
 	CHECK_INT(apply(&c, "guest_enable=YES", err, sizeof(err)), 0);
 	CHECK_INT(c.guest_enable, 1);
 	REJECTED("ptrace_sandbox=YES", "vsftpd option that twinftpd does not support");
-	REJECTED("session_support=YES", "only session_support=NO, which changes nothing");
+	REJECTED("tilde_user_enable=YES", "only tilde_user_enable=NO, which changes nothing");
+	CHECK_INT(apply(&c, "session_support=YES", err, sizeof(err)), 0);
+	CHECK_INT(c.session_support, 1);
 	CHECK_INT(apply(&c, "tcp_wrappers=YES", err, sizeof(err)), 0);
 	CHECK_INT(c.tcp_wrappers, 1);
 	CHECK_INT(apply(&c, "force_dot_files=YES", err, sizeof(err)), 0);

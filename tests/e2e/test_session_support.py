@@ -1,0 +1,138 @@
+"""session_support=YES (vsftpd's option): each local login opens a PAM
+session and is written to utmp and wtmp, and the process that ran PAM
+stays, as root, until the session ends, then closes the PAM session and
+writes the logout. The PAM service here stacks the real pam_limits (its
+maxlogins counts the utmp records whose process lives) on pam_matrix, so
+a second concurrent login of the same user is refused only if the first
+one's record is there, and admitted again only once its logout is
+written. The records go to files of the test's own (TW_TEST_UTMP and
+TW_TEST_WTMP, read by test builds only), never the machine's."""
+
+import ftplib
+import os
+import signal
+
+import pytest
+
+from twhelpers import (DEAD_PROCESS, PASSWORDS, USER_PROCESS, children, proc_stat, proc_status,
+                       utmp_records as records, wait_until)
+
+
+class Sessions:
+    def __init__(self, make_server, session_lines):
+        self.srv = make_server({"session_support": True, "max_per_ip": 0}, start=False)
+        self.utmp = os.path.join(self.srv.base, "utmp")
+        self.wtmp = os.path.join(self.srv.base, "wtmp")
+        for p in (self.utmp, self.wtmp):
+            open(p, "wb").close()
+        limits = os.path.join(self.srv.base, "limits.conf")
+        with open(limits, "w") as f:
+            f.write("alice - maxlogins 1\n")
+        with open(os.path.join(self.srv.pam_dir, self.srv.service), "a") as f:
+            f.write(session_lines.format(limits=limits))
+        self.srv.env_extra.update({"TW_TEST_UTMP": self.utmp, "TW_TEST_WTMP": self.wtmp})
+        self.srv.start()
+
+    def holder_of(self, monitor):
+        """The session's root child of its monitor: the PAM child holding it."""
+        held = [p for p in children(monitor)
+                if (proc_status(p) or {}).get("Uid", "").split()[:1] == ["0"]]
+        assert len(held) == 1, (monitor, held)
+        return held[0]
+
+    def logged_in(self, user):
+        """The USER_PROCESS record in utmp for user: (pid, line, host)."""
+        live = [(r[1], r[2], r[4]) for r in records(self.utmp)
+                if r[0] == USER_PROCESS and r[3] == user]
+        assert len(live) <= 1, live
+        return live[0] if live else None
+
+    def logged_out(self, line):
+        return [r for r in records(self.wtmp) if r[0] == DEAD_PROCESS and r[2] == line]
+
+
+# utmp_early: the login's own record is written before the session opens
+# (as vsftpd does), so pam_limits must not count it twice.
+PAM_SESSION = "session required pam_limits.so conf={limits} utmp_early\n"
+
+
+@pytest.mark.timeout(120)
+def test_session_records_limits_and_holder(make_server):
+    s = Sessions(make_server, PAM_SESSION)
+    f1 = s.srv.ftp("alice")
+    pid, line, host = s.logged_in("alice")
+    # The record is the session's: its monitor's pid, alive, the listener's child.
+    assert line == "ftpd:%d" % pid and host == "127.0.0.1", (pid, line, host)
+    assert proc_stat(pid)[0] == s.srv.pid
+    s.srv.wait_log(r"\[pid %d\] \[monitor\] OK LOGIN: Client \"127\.0\.0\.1\", user \"alice\""
+                   % pid)
+    assert [(r[0], r[2], r[3]) for r in records(s.wtmp)] == [(USER_PROCESS, line, "alice")]
+    holder = s.holder_of(pid)
+    # pam_limits saw that record: a second alice is refused, bob is not.
+    with pytest.raises(ftplib.error_perm) as e:
+        s.srv.ftp("alice")
+    assert str(e.value).startswith("530"), e.value
+    s.srv.wait_log(r"session_support: PAM service \S+ opened no session for user alice")
+    fb = s.srv.ftp("bob")
+    assert s.logged_in("bob") is not None
+    # The refused login's record was written and undone: still one alice.
+    assert s.logged_in("alice")[0] == pid
+    fb.quit()
+    f1.quit()
+    # QUIT: the holder closes the session, writes the logout, and is reaped.
+    wait_until(lambda: s.logged_out(line), what="the logout record of " + line)
+    wait_until(lambda: s.logged_in("alice") is None, what="alice's utmp record to end")
+    wait_until(lambda: proc_stat(holder) is None or proc_stat(holder)[1] == "Z",
+               what="the holder's exit")
+    # With the logout written, alice may log in again.
+    f3 = s.srv.ftp("alice")
+    assert f3.pwd() == "/"
+    f3.quit()
+
+
+@pytest.mark.timeout(120)
+def test_session_refused_by_pam_refuses_login(make_server):
+    s = Sessions(make_server, "session required pam_deny.so\n")
+    f = ftplib.FTP(timeout=30)
+    f.connect("127.0.0.1", s.srv.port)
+    with pytest.raises(ftplib.error_perm) as e:
+        f.login("alice", PASSWORDS["alice"])
+    assert str(e.value).startswith("530"), e.value
+    s.srv.wait_log(r"opened no session for user alice")
+    # Written, then undone, as vsftpd does; nothing left logged in.
+    assert s.logged_in("alice") is None
+    types = [r[0] for r in records(s.wtmp)]
+    assert types == [USER_PROCESS, DEAD_PROCESS], types
+    f.close()
+
+
+@pytest.mark.timeout(120)
+def test_session_closed_when_monitor_killed(make_server):
+    s = Sessions(make_server, PAM_SESSION)
+    f = s.srv.ftp("alice")
+    pid, line, _ = s.logged_in("alice")
+    holder = s.holder_of(pid)
+    # The holder ignores SIGTERM (a service stop ends the monitors) ...
+    os.kill(holder, signal.SIGTERM)
+    assert f.pwd() == "/"
+    assert proc_stat(holder)[1] != "Z"
+    assert s.logged_in("alice") is not None and not s.logged_out(line)
+    # ... and a monitor gone for any reason is its cue to close.
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: s.logged_out(line), what="the logout record of " + line)
+    wait_until(lambda: s.logged_in("alice") is None, what="alice's utmp record to end")
+    wait_until(lambda: proc_stat(holder) is None or proc_stat(holder)[1] == "Z",
+               what="the holder's exit")
+    f.close()
+
+
+def test_default_keeps_no_records(make_server):
+    srv = make_server({}, start=False)
+    utmp = os.path.join(srv.base, "utmp")
+    open(utmp, "wb").close()
+    srv.env_extra.update({"TW_TEST_UTMP": utmp, "TW_TEST_WTMP": utmp})
+    srv.start()
+    f = srv.ftp("alice")
+    f.quit()
+    srv.wait_log(r"OK LOGIN: Client \"127\.0\.0\.1\", user \"alice\"")
+    assert records(utmp) == []
