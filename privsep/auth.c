@@ -742,7 +742,9 @@ session_open(const struct tw_config *cfg, pam_handle_t *ph, const char *user, pi
 	if (rc == PAM_SUCCESS)
 		return AUTH_OK;
 	tw_log(TW_LOG_WARN, "session_support: PAM service %s opened no session for user "
-	       "%s: %s; login refused", cfg->pam_service_name, user, pam_strerror(ph, rc));
+	       "%s: %s; login refused%s", cfg->pam_service_name, user, pam_strerror(ph, rc),
+	       rc == PAM_PERM_DENIED ? " (also PAM's answer for a service without session "
+	       "lines: see twinftpd -t)" : "");
 	pam_end(ph, rc);
 	return pam_denied(rc) ? AUTH_DENIED : AUTH_UNAVAILABLE;
 }

@@ -109,12 +109,46 @@ check_secure_chroot(struct checker *ck, const char *dir)
 		    "%s, so a start cannot create it", dir, parent);
 }
 
+/* The most of a PAM service file that is looked at for its session lines. */
+#define PAM_FILE_LINES_MAX 1000
+
+/*
+ * session_support: Linux-PAM refuses to open a session (PAM_PERM_DENIED)
+ * for a service whose file has no session line, so every local login
+ * would be refused. A line of type session (or -session, "session
+ * include ...") counts, and so does an @include, which may bring some.
+ */
+static void
+check_pam_sessions(struct checker *ck, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char line[512];
+	unsigned n = 0;
+
+	if (f == NULL)
+		return;
+	while (n++ < PAM_FILE_LINES_MAX && fgets(line, sizeof(line), f) != NULL) {
+		const char *t = line + strspn(line, " \t");
+
+		if (*t == '-')
+			t++;
+		if (strncmp(t, "session", 7) == 0 || strncmp(t, "@include", 8) == 0) {
+			fclose(f);
+			return;
+		}
+	}
+	fclose(f);
+	say(ck, CFG_NOTE, "session_support=YES: PAM service file %s has no session line: "
+	    "PAM refuses to open a session for it, so every local login would be refused",
+	    path);
+}
+
 /*
  * libpam does not fail on a service without a file: it uses "other",
  * which on Debian denies everyone, and elsewhere may allow anyone.
  */
 static void
-check_pam_service(struct checker *ck, const char *service)
+check_pam_service(struct checker *ck, const char *service, int sessions)
 {
 	const char *wrapped = getenv("PAM_WRAPPER_SERVICE_DIR");
 	char path[PATH_MAX];
@@ -128,8 +162,11 @@ check_pam_service(struct checker *ck, const char *service)
 	if (wrapped != NULL && getenv("PAM_WRAPPER") != NULL &&
 	    strcmp(getenv("PAM_WRAPPER"), "1") == 0) {
 		if (snprintf(path, sizeof(path), "%s/%s", wrapped, service) < (int)sizeof(path) &&
-		    access(path, F_OK) == 0)
+		    access(path, F_OK) == 0) {
+			if (sessions)
+				check_pam_sessions(ck, path);
 			return;
+		}
 		say(ck, CFG_ERROR, "pam_service_name: no PAM service file %s", path);
 		return;
 	}
@@ -137,8 +174,11 @@ check_pam_service(struct checker *ck, const char *service)
 		if (snprintf(path, sizeof(path), "%s/%s", pam_dirs[i], service) >=
 		    (int)sizeof(path))
 			continue;
-		if (access(path, F_OK) == 0)
+		if (access(path, F_OK) == 0) {
+			if (sessions)
+				check_pam_sessions(ck, path);
 			return;
+		}
 	}
 	say(ck, CFG_ERROR, "pam_service_name: no PAM service file %s/%s (PAM would use "
 	    "the service \"other\" instead)", pam_dirs[0], service);
@@ -276,7 +316,7 @@ startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 	}
 	if (cfg->local_enable) {
 		if (cfg->pam_service_name[0] != '\0' && strchr(cfg->pam_service_name, '/') == NULL)
-			check_pam_service(&ck, cfg->pam_service_name);
+			check_pam_service(&ck, cfg->pam_service_name, cfg->session_support);
 		/* With the token in it, it names a directory per user. */
 		if (cfg->local_root[0] == '/' && (cfg->user_sub_token[0] == '\0' ||
 		    strstr(cfg->local_root, cfg->user_sub_token) == NULL))

@@ -10,12 +10,14 @@ TW_TEST_WTMP, read by test builds only), never the machine's."""
 
 import ftplib
 import os
+import secrets
 import signal
+import subprocess
 
 import pytest
 
-from twhelpers import (DEAD_PROCESS, PASSWORDS, USER_PROCESS, children, proc_stat, proc_status,
-                       utmp_records as records, wait_until)
+from twhelpers import (DEAD_PROCESS, PASSWORDS, TWINFTPD, USER_PROCESS, children, proc_stat,
+                       proc_status, utmp_records as records, wait_until)
 
 
 class Sessions:
@@ -136,3 +138,33 @@ def test_default_keeps_no_records(make_server):
     f.quit()
     srv.wait_log(r"OK LOGIN: Client \"127\.0\.0\.1\", user \"alice\"")
     assert records(utmp) == []
+
+
+def test_check_notes_a_service_without_session_lines(tmp_path):
+    """Linux-PAM opens no session for a service without session lines:
+    with session_support every local login would be refused, and -t says
+    why before the first one is."""
+    service = "twe2e-nosess-" + secrets.token_hex(3)
+    pam_file = "/etc/pam.d/" + service
+    conf = tmp_path / "t.conf"
+    os.chmod(str(tmp_path), 0o755)
+    conf.write_text("listen=YES\nlocal_enable=YES\nsession_support=YES\nnopriv_user=nobody\n"
+                    "pam_service_name=%s\nsecure_chroot_dir=%s\nlog_file=%s/log\n"
+                    % (service, tmp_path, tmp_path))
+
+    def check():
+        r = subprocess.run([TWINFTPD, "-t", str(conf)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=20, stdin=subprocess.DEVNULL)
+        return (r.stdout + r.stderr).decode()
+    try:
+        with open(pam_file, "w") as f:
+            f.write("# no session here, though this comment says session\n"
+                    "auth required pam_permit.so\naccount required pam_permit.so\n")
+        out = check()
+        assert "session_support=YES: PAM service file %s has no session line" % pam_file \
+            in out, out
+        with open(pam_file, "a") as f:
+            f.write("session required pam_permit.so\n")
+        assert "no session line" not in check()
+    finally:
+        os.unlink(pam_file)
