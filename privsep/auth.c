@@ -764,30 +764,45 @@ session_close(const struct tw_config *cfg, pam_handle_t *ph, const char *user, p
 }
 
 /*
- * The PAM child once its answer is written: keeps the session open until
- * the monitor's byte or its end (EOF), then closes it and exits. It lets
- * go of every descriptor but fd and the log's first (the control
- * connection among them). Termination signals are ignored: a service
- * manager stopping every process of the service ends the monitors,
- * whose end closes the sessions.
+ * A PAM child that may hold a session, first: it lets go of every
+ * descriptor of the monitor's (the control connection, the workers'
+ * channels) but fd and the log's, before PAM runs, so that what the
+ * session modules open (pam_systemd's FIFO to logind, syslog's socket)
+ * stays theirs for the session's life.
  */
-static void __attribute__((noreturn))
-session_hold(const struct tw_config *cfg, pam_handle_t *ph, const char *user, pid_t monitor,
-	     int fd)
+static void
+session_child_fds(int fd)
 {
 	const int keep[] = { fd, log_fd() };
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	char c;
 
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGINT, SIG_IGN);
 	if (null >= 0) {
 		(void)dup2(null, STDIN_FILENO);
 		(void)dup2(null, STDOUT_FILENO);
 		(void)dup2(null, STDERR_FILENO);
 	}
 	tw_close_fds_except(keep, sizeof(keep) / sizeof(keep[0]));
+}
+
+/*
+ * The PAM child once its answer is written: keeps the session open until
+ * the monitor's byte or its end (EOF), then closes it and exits. The
+ * password goes first: PAM keeps it (PAM_AUTHTOK), and so did the fork's
+ * copy of the monitor's buffer. Termination signals are ignored: a
+ * service manager stopping every process of the service ends the
+ * monitors, whose end closes the sessions.
+ */
+static void __attribute__((noreturn))
+session_hold(const struct tw_config *cfg, pam_handle_t *ph, const char *user, char *pass,
+	     pid_t monitor, int fd)
+{
+	char c;
+
+	(void)pam_set_item(ph, PAM_AUTHTOK, NULL);
+	explicit_bzero(pass, strlen(pass));
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
 	while (read(fd, &c, 1) < 0 && errno == EINTR)
 		;
 	session_close(cfg, ph, user, monitor);
@@ -807,6 +822,7 @@ auth_session_end(void)
 	/* Its end of the pair closes once it has closed the session. */
 	pfd.fd = session_fd;
 	pfd.events = POLLIN;
+	pfd.revents = 0;
 	while (poll(&pfd, 1, SESSION_END_WAIT_MS) < 0 && errno == EINTR)
 		;
 	if (pfd.revents != 0) {
@@ -837,6 +853,8 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 	size_t n;
 	pid_t pid;
 
+	/* A login refused after its session opened ended it (monitor.c). */
+	auth_session_end();
 	/* session_support: a pair, which also ends the holding child. */
 	if (hold ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0
 		 : pipe2(p, O_CLOEXEC) != 0) {
@@ -855,6 +873,8 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 		static struct auth_answer a;
 
 		close(p[0]);
+		if (hold)
+			session_child_fds(p[1]);
 		auth_report_fd = p[1];
 		auth_report_pid = getpid();
 		sandbox_set_violation_report(auth_report_violation);
@@ -896,7 +916,7 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 			}
 			sent = write(p[1], &a, sizeof(a)) == (ssize_t)sizeof(a);
 			if (ph != NULL && sent)
-				session_hold(cfg, ph, user, monitor, p[1]);
+				session_hold(cfg, ph, user, (char *)pass, monitor, p[1]);
 			if (ph != NULL)
 				session_close(cfg, ph, user, monitor);
 			_exit(sent ? 0 : 1);
@@ -907,14 +927,17 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 	n = read_full(p[0], u, sizeof(*u));
 	if (n == sizeof(*u))
 		n += read_full(p[0], &result, sizeof(result));
-	if (hold && n == sizeof(struct auth_answer) && result == AUTH_OK &&
-	    auth_user_check(u) == 0) {
+	if (hold && n == sizeof(struct auth_answer) && result == AUTH_OK) {
 		/* It holds the session now: ended by auth_session_end(). */
 		session_holder = pid;
 		session_fd = p[0];
-		return AUTH_OK;
+		if (auth_user_check(u) == 0)
+			return AUTH_OK;
+		/* An answer that does not count: its session ends now. */
+		auth_session_end();
+		explicit_bzero(u, sizeof(*u));
+		return AUTH_UNAVAILABLE;
 	}
-	/* A holding child whose answer does not count ends at this close. */
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
@@ -930,8 +953,12 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 		return result == AUTH_DENIED ? AUTH_DENIED : AUTH_UNAVAILABLE;
 	}
 	/* No answer: it died, and says how only to waitpid(). */
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status)) {
 		auth_child_died(user, status, u, (ssize_t)n);
+		/* It may have died with its login record written. */
+		if (hold)
+			session_record(getpid(), NULL, NULL);
+	}
 	explicit_bzero(u, sizeof(*u));
 	return AUTH_UNAVAILABLE;
 }

@@ -283,6 +283,9 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 		explicit_bzero(m->payload, sizeof(m->payload));
 		return monitor_abort(mon, "malformed LOGIN request");
 	}
+	/* The password is in pass alone from here (a PAM child that holds
+	 * a session keeps a copy of this memory). */
+	explicit_bzero(m->payload, sizeof(m->payload));
 	/*
 	 * A balancer's connection whose worker named no client (a health
 	 * check, or a hostile worker): the balancer itself is the client,
@@ -294,7 +297,6 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 
 		if (refusal != NULL) {
 			explicit_bzero(pass, sizeof(pass));
-			explicit_bzero(m->payload, sizeof(m->payload));
 			tw_log(TW_LOG_INFO, "refused login of Client \"%s\" (a balancer's "
 			       "connection that named no client): %s", mon->peer_ip, refusal);
 			if (!mon->ctrl_tls && !config_implicit_tls(mon->cfg, sa_port(&mon->local)))
@@ -321,7 +323,6 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 		mon->user->own_config = own;
 	}
 	explicit_bzero(pass, sizeof(pass));
-	explicit_bzero(m->payload, sizeof(m->payload));
 	/* A guest logged in by name and password: the local users' TLS
 	 * rules, as the worker applied at USER (vsftpd's too). */
 	if (rc == AUTH_OK &&
@@ -332,6 +333,9 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 		       "(force_*_logins_ssl, allow_anon_ssl)", user, mon->peer_ip);
 		rc = AUTH_DENIED;
 	}
+	/* session_support: a session opened for a login refused here ends. */
+	if (rc != AUTH_OK)
+		auth_session_end();
 	if (rc == AUTH_OK) {
 		mon->login_flags = flags;
 		if (mon->cfg->delay_successful_login)

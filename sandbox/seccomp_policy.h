@@ -535,6 +535,7 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	{ SCMP_SYS(close), SC_ALLOW, 0 },
 	/* PORT_CONNECT's connect timeout (datasock.c); the relay's drain. */
 	{ SCMP_SYS(poll), SC_ALLOW, 0 },	/* unused: only for a connect that did not complete at once, a dead relay's report, or session_support's end (auth_session_end) */
+	{ SCMP_SYS(ppoll), SC_ALLOW, 0 },	/* unused: poll() on arches without poll (aarch64) */
 	/* Data sockets: PASV_LISTEN and PORT_CONNECT (isolate_network), a
 	 * port-20 connect (connect_from_port_20), all TCP. */
 	{ SCMP_SYS(socket), SC_SOCK_DATA, 0 },

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from twhelpers import (DEAD_PROCESS, USER_PROCESS, children, proc_ids, proc_link, retr, stor,
-                       utmp_records as records, wait_until)
+from twhelpers import (DEAD_PROCESS, USER_PROCESS, children, proc_ids, proc_link, proc_stat,
+                       retr, stor, utmp_records as records, wait_until)
 
 
 @pytest.fixture
@@ -177,9 +177,13 @@ def test_session_support_with_the_shipped_pam_service(make_server, real_user):
     stor(f, "STOR s.txt", b"session\n")
     live = [r for r in records(utmp) if r[0] == USER_PROCESS]
     assert [(r[3], r[4]) for r in live] == [(u["name"], "127.0.0.1")], live
-    line = live[0][2]
+    line, monitor = live[0][2], live[0][1]
+    held = [p for p in children(monitor) if proc_ids(p, "Uid") == [0] * 4]
+    assert len(held) == 1, held
     f.quit()
     wait_until(lambda: [r for r in records(wtmp) if r[0] == DEAD_PROCESS and r[2] == line],
                what="the logout record")
     assert [r[0] for r in records(utmp)] == [DEAD_PROCESS]
+    wait_until(lambda: proc_stat(held[0]) is None or proc_stat(held[0])[1] == "Z",
+               what="the holding PAM child's exit")
     assert "killed by seccomp" not in s.log_text()
