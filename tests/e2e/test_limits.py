@@ -88,6 +88,7 @@ def test_max_clients(make_server):
         # Once one leaves, a new client gets in.
         sessions.pop().cmd("QUIT")
         s.wait_sessions(2)
+        s.wait_listener_sessions(2)
         c = Ctrl(s.port)
         sessions.append(c)
         assert _greeting(c) == 220

@@ -394,6 +394,7 @@ def test_max_clients_extra_gets_421_others_keep_working(make_server):
         assert len(s.sessions()) == 3
         fs.pop().quit()
         s.wait_sessions(2)
+        s.wait_listener_sessions(2)
         fs.append(s.ftp("bob"))
         assert code(fs[-1].sendcmd("NOOP")) == 200
     finally:

@@ -1060,6 +1060,15 @@ class Server:
                           what="%d session(s) of the listener (have %s)"
                           % (n, self.sessions()))
 
+    def wait_listener_sessions(self, n, timeout=10):
+        """Until the listener itself counts n sessions (its status
+        snapshot): it frees a max_clients or max_per_ip place only when
+        it has reaped the session's monitor, a little after the session's
+        processes let go of the connection (wait_sessions)."""
+        return wait_until(lambda: re.search(r"^sessions: %d " % n, self.status(check=False),
+                                            re.M) or None,
+                          timeout, step=0.1, what="the listener to count %d session(s)" % n)
+
     def status_run(self, conf=None):
         """twinftpd -S with conf (this server's by default): the CompletedProcess."""
         return subprocess.run([TWINFTPD, "-S", conf or self.conf_path], timeout=30,
