@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <security/pam_appl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -570,8 +571,12 @@ struct auth_answer {
 	struct auth_user u;	/* with AUTH_OK only */
 	int32_t result;		/* enum auth_result */
 };
-_Static_assert(sizeof(struct auth_answer) == sizeof(struct auth_user) + sizeof(int32_t),
+/* What goes over the pipe: the two parts back to back, without the
+ * struct's tail padding. */
+#define AUTH_ANSWER_LEN (sizeof(struct auth_user) + sizeof(int32_t))
+_Static_assert(offsetof(struct auth_answer, result) == sizeof(struct auth_user),
 	       "the monitor reads the answer's two parts back to back");
+_Static_assert(RLIM_NLIMITS <= AUTH_RLIMITS, "a login record carries every resource limit");
 
 /*
  * A PAM or NSS module that makes a call outside the monitor's policy kills
@@ -717,6 +722,33 @@ session_record(pid_t monitor, const char *user, const char *host)
 		endutxent();
 	}
 	updwtmpx(record_file(_PATH_WTMP, "TW_TEST_WTMP"), &ut);
+}
+
+/*
+ * The resource limits of this process: into before (u NULL), or, after
+ * the session opened, those that differ from before into u (pam_limits
+ * sets them on the process that opens the session; the worker takes
+ * them from the login record).
+ */
+static void
+session_rlimits(struct rlimit *before, struct auth_user *u)
+{
+	unsigned r;
+
+	for (r = 0; r < AUTH_RLIMITS; r++) {
+		struct rlimit now;
+
+		if (getrlimit((int)r, u == NULL ? &before[r] : &now) != 0) {
+			if (u == NULL)
+				before[r].rlim_cur = before[r].rlim_max = RLIM_INFINITY;
+			continue;
+		}
+		if (u != NULL && (now.rlim_cur != before[r].rlim_cur ||
+				  now.rlim_max != before[r].rlim_max)) {
+			u->rlim_set |= 1U << r;
+			u->rlim[r] = now;
+		}
+	}
 }
 
 /*
@@ -906,15 +938,20 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 
 			a.result = local_login(cfg, user, pass, peer_ip, &a.u,
 					       hold ? &ph : NULL);
-			if (ph != NULL && a.result != AUTH_OK)
+			if (ph != NULL && a.result != AUTH_OK) {
 				pam_end(ph, PAM_SUCCESS);
-			else if (ph != NULL)
+			} else if (ph != NULL) {
+				struct rlimit before[AUTH_RLIMITS];
+
+				session_rlimits(before, NULL);
 				a.result = session_open(cfg, ph, user, monitor);
+				session_rlimits(before, &a.u);
+			}
 			if (a.result != AUTH_OK) {
 				ph = NULL;	/* ended */
 				explicit_bzero(&a.u, sizeof(a.u));
 			}
-			sent = write(p[1], &a, sizeof(a)) == (ssize_t)sizeof(a);
+			sent = write(p[1], &a, AUTH_ANSWER_LEN) == (ssize_t)AUTH_ANSWER_LEN;
 			if (ph != NULL && sent)
 				session_hold(cfg, ph, user, (char *)pass, monitor, p[1]);
 			if (ph != NULL)
@@ -927,7 +964,7 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 	n = read_full(p[0], u, sizeof(*u));
 	if (n == sizeof(*u))
 		n += read_full(p[0], &result, sizeof(result));
-	if (hold && n == sizeof(struct auth_answer) && result == AUTH_OK) {
+	if (hold && n == AUTH_ANSWER_LEN && result == AUTH_OK) {
 		/* It holds the session now: ended by auth_session_end(). */
 		session_holder = pid;
 		session_fd = p[0];
@@ -945,7 +982,7 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 			break;
 		}
 	}
-	if (n == sizeof(struct auth_answer)) {
+	if (n == AUTH_ANSWER_LEN) {
 		if (result == AUTH_OK && auth_user_check(u) == 0)
 			return AUTH_OK;
 		explicit_bzero(u, sizeof(*u));

@@ -7,6 +7,7 @@
 #define TW_AUTH_H
 
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "privsep/ipc.h"
@@ -14,6 +15,8 @@
 struct tw_config;
 
 #define AUTH_MAX_GROUPS 256
+/* Resource limits a login record can carry (RLIM_NLIMITS on Linux). */
+#define AUTH_RLIMITS 16
 
 struct auth_user {
 	char name[IPC_MAX_USER + 1];
@@ -32,6 +35,14 @@ struct auth_user {
 	 * spare gets them as a second record (struct tw_config). */
 	int own_config;
 	mode_t umask;
+	/*
+	 * session_support: the resource limits the PAM session set
+	 * (pam_limits) in the PAM child, for the worker to take as vsftpd's
+	 * post-login process inherits them: bit r of rlim_set for each
+	 * resource r given in rlim.
+	 */
+	uint32_t rlim_set;
+	struct rlimit rlim[AUTH_RLIMITS];
 };
 
 /*

@@ -15,6 +15,8 @@ terminated(const char *s, size_t cap)
 int
 auth_user_check(const struct auth_user *u)
 {
+	unsigned r;
+
 	if (!terminated(u->name, sizeof(u->name)) || u->name[0] == '\0')
 		return -1;
 	if (!terminated(u->chroot_dir, sizeof(u->chroot_dir)) ||
@@ -35,5 +37,10 @@ auth_user_check(const struct auth_user *u)
 		return -1;
 	if ((u->umask & ~(mode_t)0777) != 0)
 		return -1;
+	if ((u->rlim_set & ~((1U << AUTH_RLIMITS) - 1)) != 0)
+		return -1;
+	for (r = 0; r < AUTH_RLIMITS; r++)
+		if ((u->rlim_set & (1U << r)) != 0 && u->rlim[r].rlim_cur > u->rlim[r].rlim_max)
+			return -1;
 	return 0;
 }

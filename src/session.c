@@ -151,6 +151,33 @@ start_prelogin_worker(int *ipc_out)
  * hand-over, then becomes the user and serves the session. The record
  * comes from the root monitor, and is checked all the same.
  */
+/*
+ * session_support: the limits the PAM session set (pam_limits), taken
+ * while this process is still root. Without CAP_SYS_RESOURCE a hard
+ * limit cannot go above this process's own; such a limit is taken as
+ * far as it can. A file size limit then makes an upload's write fail
+ * (EFBIG, a 451), not kill the session: SIGXFSZ is ignored.
+ */
+static void
+spare_rlimits(const struct auth_user *u)
+{
+	unsigned r;
+
+	signal(SIGXFSZ, SIG_IGN);
+	for (r = 0; r < AUTH_RLIMITS; r++) {
+		struct rlimit want = u->rlim[r], have;
+
+		if ((u->rlim_set & (1U << r)) == 0 || setrlimit((int)r, &want) == 0 ||
+		    getrlimit((int)r, &have) != 0)
+			continue;
+		if (want.rlim_max > have.rlim_max)
+			want.rlim_max = have.rlim_max;
+		if (want.rlim_cur > want.rlim_max)
+			want.rlim_cur = want.rlim_max;
+		(void)setrlimit((int)r, &want);
+	}
+}
+
 static void __attribute__((noreturn))
 spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 {
@@ -180,6 +207,7 @@ spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 			bug("the monitor handed over unsound per-user options");
 		cfg = own;
 	}
+	spare_rlimits(u);
 	{
 		struct creds_target t = {
 			.uid = u->uid, .gid = u->gid,

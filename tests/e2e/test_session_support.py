@@ -9,6 +9,7 @@ written. The records go to files of the test's own (TW_TEST_UTMP and
 TW_TEST_WTMP, read by test builds only), never the machine's."""
 
 import ftplib
+import io
 import os
 import secrets
 import signal
@@ -21,17 +22,17 @@ from twhelpers import (DEAD_PROCESS, PASSWORDS, TWINFTPD, USER_PROCESS, children
 
 
 class Sessions:
-    def __init__(self, make_server, session_lines):
+    def __init__(self, make_server, session_lines, limits="alice - maxlogins 1\n"):
         self.srv = make_server({"session_support": True, "max_per_ip": 0}, start=False)
         self.utmp = os.path.join(self.srv.base, "utmp")
         self.wtmp = os.path.join(self.srv.base, "wtmp")
         for p in (self.utmp, self.wtmp):
             open(p, "wb").close()
-        limits = os.path.join(self.srv.base, "limits.conf")
-        with open(limits, "w") as f:
-            f.write("alice - maxlogins 1\n")
+        limits_conf = os.path.join(self.srv.base, "limits.conf")
+        with open(limits_conf, "w") as f:
+            f.write(limits)
         with open(os.path.join(self.srv.pam_dir, self.srv.service), "a") as f:
-            f.write(session_lines.format(limits=limits))
+            f.write(session_lines.format(limits=limits_conf))
         self.srv.env_extra.update({"TW_TEST_UTMP": self.utmp, "TW_TEST_WTMP": self.wtmp})
         self.srv.start()
 
@@ -126,6 +127,41 @@ def test_session_closed_when_monitor_killed(make_server):
     wait_until(lambda: proc_stat(holder) is None or proc_stat(holder)[1] == "Z",
                what="the holder's exit")
     f.close()
+
+
+@pytest.mark.timeout(120)
+def test_session_limits_reach_the_worker(make_server):
+    """pam_limits sets its limits on the process that opens the session
+    (the PAM child); the worker takes them from the login record, as
+    vsftpd's post-login process inherits them. A file size limit of 2 KB:
+    a larger upload fails with 451 and the session goes on; bob, who has
+    no limit, uploads the same."""
+    s = Sessions(make_server, PAM_SESSION, limits="alice - fsize 2\n")
+    f = s.srv.ftp("alice")
+    pid = s.logged_in("alice")[0]
+    worker = [p for p in children(pid) if p != s.holder_of(pid)]
+    assert len(worker) == 1, worker
+    with open("/proc/%d/limits" % worker[0]) as lim:
+        line = [ln for ln in lim if ln.startswith("Max file size")][0]
+    assert line.split()[3:5] == ["2048", "2048"], line
+    f.storbinary("STOR small.bin", io.BytesIO(b"s" * 1000))
+    # The server stops reading at the failed write and closes the data
+    # connection: the client may see it reset before it has sent all.
+    conn = f.transfercmd("STOR big.bin")
+    try:
+        conn.sendall(b"b" * 100000)
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    conn.close()
+    with pytest.raises(ftplib.error_temp) as e:
+        f.voidresp()
+    assert str(e.value).startswith("451"), e.value
+    assert f.pwd() == "/"
+    f.quit()
+    fb = s.srv.ftp("bob")
+    fb.storbinary("STOR big.bin", io.BytesIO(b"b" * 100000))
+    assert fb.size("big.bin") == 100000
+    fb.quit()
 
 
 def test_default_keeps_no_records(make_server):

@@ -1254,6 +1254,23 @@ test_auth_user_check(void)
 	good_user(&u);
 	u.umask = 01022;
 	CHECK_INT(auth_user_check(&u), -1);
+
+	/* session_support's resource limits: known resources, soft <= hard. */
+	good_user(&u);
+	u.rlim_set = 1U << RLIMIT_FSIZE | 1U << (AUTH_RLIMITS - 1);
+	u.rlim[RLIMIT_FSIZE].rlim_cur = 1024;
+	u.rlim[RLIMIT_FSIZE].rlim_max = 1024;
+	u.rlim[AUTH_RLIMITS - 1].rlim_cur = RLIM_INFINITY;
+	u.rlim[AUTH_RLIMITS - 1].rlim_max = RLIM_INFINITY;
+	CHECK_INT(auth_user_check(&u), 0);
+	u.rlim[RLIMIT_FSIZE].rlim_cur = 2048;
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	u.rlim_set = 1U << AUTH_RLIMITS;
+	CHECK_INT(auth_user_check(&u), -1);
+	good_user(&u);
+	u.rlim_set = 1U << 31;
+	CHECK_INT(auth_user_check(&u), -1);
 }
 
 int
