@@ -858,8 +858,15 @@ auth_session_end(void)
 	while (poll(&pfd, 1, SESSION_END_WAIT_MS) < 0 && errno == EINTR)
 		;
 	if (pfd.revents != 0) {
+		status = 0;
 		while (waitpid(session_holder, &status, 0) < 0 && errno == EINTR)
 			;
+		if (WIFSIGNALED(status))
+			tw_log(TW_LOG_WARN, "session_support: the PAM child holding the session "
+			       "died of signal %d (%s)%s", WTERMSIG(status),
+			       strsignal(WTERMSIG(status)), WTERMSIG(status) == SIGSYS
+			       ? ": a session module made a call the monitor's seccomp policy "
+				 "forbids" : "");
 	} else {
 		tw_log(TW_LOG_WARN, "session_support: PAM took more than %d s to close a "
 		       "session; left to finish on its own", SESSION_END_WAIT_MS / 1000);
@@ -927,7 +934,14 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 
 			/* login_nice's capability is the monitor's, not PAM's. */
 			creds_drop_cap(CAP_SYS_NICE);
-			if (sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
+			/*
+			 * Not a child that may hold a session: without the
+			 * capability it could never leave SCHED_IDLE, and on
+			 * a busy machine its logout, which the session's end
+			 * waits for, would wait for idle CPU time. It hashes
+			 * at the monitor's pre-login nice instead.
+			 */
+			if (!hold && sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
 				(void)!nice(10);
 		}
 		a.u = *u;	/* the name auth_login set */
@@ -943,6 +957,9 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 			} else if (ph != NULL) {
 				struct rlimit before[AUTH_RLIMITS];
 
+				/* pam_limits' fsize cannot kill this process at
+				 * the logout's wtmp record: SIGXFSZ is ignored
+				 * (main.c). */
 				session_rlimits(before, NULL);
 				a.result = session_open(cfg, ph, user, monitor);
 				session_rlimits(before, &a.u);

@@ -373,6 +373,10 @@ main(int argc, char **argv)
 
 	sandbox_log_only = cfg.seccomp_log_only;
 	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit (ulimit -f, or pam_limits' fsize with
+	 * session_support) fails a write with EFBIG instead of killing the
+	 * process: an upload gets 451, a log or wtmp record is lost. */
+	signal(SIGXFSZ, SIG_IGN);
 	log_open(&cfg);
 	/* In inetd mode stderr may be the client's connection. */
 	if (cfg.listen || cfg.listen_ipv6)

@@ -153,29 +153,23 @@ start_prelogin_worker(int *ipc_out)
  */
 /*
  * session_support: the limits the PAM session set (pam_limits), taken
- * while this process is still root. Without CAP_SYS_RESOURCE a hard
- * limit cannot go above this process's own; such a limit is taken as
- * far as it can. A file size limit then makes an upload's write fail
- * (EFBIG, a 451), not kill the session: SIGXFSZ is ignored.
+ * while this process is still root; none can be above what the PAM
+ * child had (it holds no CAP_SYS_RESOURCE either, and pam_limits fails
+ * the session when it cannot set one). Not those the sandbox sets for
+ * every worker after the uid change (creds_become: processes, open
+ * files, core size): a lower open-files hard limit would make that
+ * fail. A file size limit makes an upload's write fail (EFBIG, a 451),
+ * not kill the session: SIGXFSZ is ignored (main.c).
  */
 static void
 spare_rlimits(const struct auth_user *u)
 {
 	unsigned r;
 
-	signal(SIGXFSZ, SIG_IGN);
-	for (r = 0; r < AUTH_RLIMITS; r++) {
-		struct rlimit want = u->rlim[r], have;
-
-		if ((u->rlim_set & (1U << r)) == 0 || setrlimit((int)r, &want) == 0 ||
-		    getrlimit((int)r, &have) != 0)
-			continue;
-		if (want.rlim_max > have.rlim_max)
-			want.rlim_max = have.rlim_max;
-		if (want.rlim_cur > want.rlim_max)
-			want.rlim_cur = want.rlim_max;
-		(void)setrlimit((int)r, &want);
-	}
+	for (r = 0; r < AUTH_RLIMITS; r++)
+		if ((u->rlim_set & (1U << r)) != 0 && r != RLIMIT_NPROC && r != RLIMIT_NOFILE &&
+		    r != RLIMIT_CORE)
+			(void)setrlimit((int)r, &u->rlim[r]);
 }
 
 static void __attribute__((noreturn))

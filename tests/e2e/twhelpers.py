@@ -797,7 +797,10 @@ def _yesno(v):
 # which nss_wrapper handles by reopening the file. Test harness only: real
 # NSS modules do not cache a descriptor this way.
 _FD_PAD_LAUNCHER = """
-import os, sys
+import os, signal, sys
+# Python ignores SIGXFSZ, and an exec keeps that: the daemon gets it at
+# its default, as from a shell or a service manager.
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 null = os.open("/dev/null", os.O_RDONLY)
 # Sockets a service manager passed (LISTEN_FDS, from 3 on) are kept.
 first = 3 + int(os.environ.get("LISTEN_FDS") or 0)
