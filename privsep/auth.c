@@ -724,31 +724,35 @@ session_record(pid_t monitor, const char *user, const char *host)
 	updwtmpx(record_file(_PATH_WTMP, "TW_TEST_WTMP"), &ut);
 }
 
-/*
- * The resource limits of this process: into before (u NULL), or, after
- * the session opened, those that differ from before into u (pam_limits
- * sets them on the process that opens the session; the worker takes
- * them from the login record).
- */
+/* This process's resource limits (one it cannot read: unlimited). */
 static void
-session_rlimits(struct rlimit *before, struct auth_user *u)
+rlimits_read(struct rlimit *out)
 {
 	unsigned r;
 
-	for (r = 0; r < AUTH_RLIMITS; r++) {
-		struct rlimit now;
+	for (r = 0; r < AUTH_RLIMITS; r++)
+		if (getrlimit((int)r, &out[r]) != 0)
+			out[r].rlim_cur = out[r].rlim_max = RLIM_INFINITY;
+}
 
-		if (getrlimit((int)r, u == NULL ? &before[r] : &now) != 0) {
-			if (u == NULL)
-				before[r].rlim_cur = before[r].rlim_max = RLIM_INFINITY;
-			continue;
-		}
-		if (u != NULL && (now.rlim_cur != before[r].rlim_cur ||
-				  now.rlim_max != before[r].rlim_max)) {
+/*
+ * Into u, the limits that differ now from before: pam_limits sets them
+ * on the process that opens the session, and the worker takes them from
+ * the login record.
+ */
+static void
+rlimits_changed(const struct rlimit *before, struct auth_user *u)
+{
+	struct rlimit now[AUTH_RLIMITS];
+	unsigned r;
+
+	rlimits_read(now);
+	for (r = 0; r < AUTH_RLIMITS; r++)
+		if (now[r].rlim_cur != before[r].rlim_cur ||
+		    now[r].rlim_max != before[r].rlim_max) {
 			u->rlim_set |= 1U << r;
-			u->rlim[r] = now;
+			u->rlim[r] = now[r];
 		}
-	}
 }
 
 /*
@@ -960,9 +964,9 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 				/* pam_limits' fsize cannot kill this process at
 				 * the logout's wtmp record: SIGXFSZ is ignored
 				 * (main.c). */
-				session_rlimits(before, NULL);
+				rlimits_read(before);
 				a.result = session_open(cfg, ph, user, monitor);
-				session_rlimits(before, &a.u);
+				rlimits_changed(before, &a.u);
 			}
 			if (a.result != AUTH_OK) {
 				ph = NULL;	/* ended */

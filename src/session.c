@@ -146,12 +146,6 @@ start_prelogin_worker(int *ipc_out)
 }
 
 /*
- * The spare, in its own process: waits as root (under the monitor's
- * filter, holding nothing but its IPC socket) for the monitor's
- * hand-over, then becomes the user and serves the session. The record
- * comes from the root monitor, and is checked all the same.
- */
-/*
  * session_support: the limits the PAM session set (pam_limits), taken
  * while this process is still root; none can be above what the PAM
  * child had (it holds no CAP_SYS_RESOURCE either, and pam_limits fails
@@ -172,6 +166,12 @@ spare_rlimits(const struct auth_user *u)
 			(void)setrlimit((int)r, &u->rlim[r]);
 }
 
+/*
+ * The spare, in its own process: waits as root (under the monitor's
+ * filter, holding nothing but its IPC socket) for the monitor's
+ * hand-over, then becomes the user and serves the session. The record
+ * comes from the root monitor, and is checked all the same.
+ */
 static void __attribute__((noreturn))
 spare_run(const struct tw_config *cfg, int fd, pid_t parent)
 {

@@ -161,27 +161,24 @@ check_pam_service(struct checker *ck, const char *service, int sessions)
 	 */
 	if (wrapped != NULL && getenv("PAM_WRAPPER") != NULL &&
 	    strcmp(getenv("PAM_WRAPPER"), "1") == 0) {
-		if (snprintf(path, sizeof(path), "%s/%s", wrapped, service) < (int)sizeof(path) &&
-		    access(path, F_OK) == 0) {
-			if (sessions)
-				check_pam_sessions(ck, path);
+		if (snprintf(path, sizeof(path), "%s/%s", wrapped, service) >= (int)sizeof(path) ||
+		    access(path, F_OK) != 0) {
+			say(ck, CFG_ERROR, "pam_service_name: no PAM service file %s", path);
 			return;
 		}
-		say(ck, CFG_ERROR, "pam_service_name: no PAM service file %s", path);
-		return;
-	}
-	for (i = 0; i < TW_ARRAY_LEN(pam_dirs); i++) {
-		if (snprintf(path, sizeof(path), "%s/%s", pam_dirs[i], service) >=
-		    (int)sizeof(path))
-			continue;
-		if (access(path, F_OK) == 0) {
-			if (sessions)
-				check_pam_sessions(ck, path);
+	} else {
+		for (i = 0; i < TW_ARRAY_LEN(pam_dirs); i++)
+			if (snprintf(path, sizeof(path), "%s/%s", pam_dirs[i], service) <
+			    (int)sizeof(path) && access(path, F_OK) == 0)
+				break;
+		if (i == TW_ARRAY_LEN(pam_dirs)) {
+			say(ck, CFG_ERROR, "pam_service_name: no PAM service file %s/%s (PAM "
+			    "would use the service \"other\" instead)", pam_dirs[0], service);
 			return;
 		}
 	}
-	say(ck, CFG_ERROR, "pam_service_name: no PAM service file %s/%s (PAM would use "
-	    "the service \"other\" instead)", pam_dirs[0], service);
+	if (sessions)
+		check_pam_sessions(ck, path);
 }
 
 /* A log file's directory must exist: the start opens (creates) the file. */

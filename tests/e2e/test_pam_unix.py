@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from twhelpers import (DEAD_PROCESS, USER_PROCESS, children, proc_ids, proc_link, proc_stat,
-                       retr, stor, utmp_records as records, wait_until)
+                       retr, session_holder, stor, utmp_records as records, wait_until)
 
 
 @pytest.fixture
@@ -165,25 +165,21 @@ def test_session_support_with_the_shipped_pam_service(make_server, real_user):
                            "twinftpd.pam")
     with open(shipped) as src, open("/etc/pam.d/" + u["service"], "w") as f:
         f.write(src.read())
-    utmp, wtmp = os.path.join(u["base"], "utmp"), os.path.join(u["base"], "wtmp")
-    for p in (utmp, wtmp):
-        open(p, "wb").close()
     s = make_server({"pam_service_name": u["service"], "nopriv_user": "nobody",
                      "anonymous_enable": False, "session_support": True},
                     wrappers=False, start=False)
-    s.env_extra.update({"TW_TEST_UTMP": utmp, "TW_TEST_WTMP": wtmp})
+    utmp, wtmp = s.scratch_utmp()
     s.start()
     f = s.ftp(u["name"], u["password"])
     stor(f, "STOR s.txt", b"session\n")
     live = [r for r in records(utmp) if r[0] == USER_PROCESS]
     assert [(r[3], r[4]) for r in live] == [(u["name"], "127.0.0.1")], live
     line, monitor = live[0][2], live[0][1]
-    held = [p for p in children(monitor) if proc_ids(p, "Uid") == [0] * 4]
-    assert len(held) == 1, held
+    held = session_holder(monitor)
     f.quit()
     wait_until(lambda: [r for r in records(wtmp) if r[0] == DEAD_PROCESS and r[2] == line],
                what="the logout record")
     assert [r[0] for r in records(utmp)] == [DEAD_PROCESS]
-    wait_until(lambda: proc_stat(held[0]) is None or proc_stat(held[0])[1] == "Z",
+    wait_until(lambda: proc_stat(held) is None or proc_stat(held)[1] == "Z",
                what="the holding PAM child's exit")
     assert "killed by seccomp" not in s.log_text()

@@ -18,30 +18,19 @@ import subprocess
 import pytest
 
 from twhelpers import (DEAD_PROCESS, PASSWORDS, TWINFTPD, USER_PROCESS, UTMP, children,
-                       proc_stat, proc_status, utmp_records as records, wait_until)
+                       proc_stat, session_holder, utmp_records as records, wait_until)
 
 
 class Sessions:
     def __init__(self, make_server, session_lines, limits="alice - maxlogins 1\n"):
         self.srv = make_server({"session_support": True, "max_per_ip": 0}, start=False)
-        self.utmp = os.path.join(self.srv.base, "utmp")
-        self.wtmp = os.path.join(self.srv.base, "wtmp")
-        for p in (self.utmp, self.wtmp):
-            open(p, "wb").close()
+        self.utmp, self.wtmp = self.srv.scratch_utmp()
         limits_conf = os.path.join(self.srv.base, "limits.conf")
         with open(limits_conf, "w") as f:
             f.write(limits)
         with open(os.path.join(self.srv.pam_dir, self.srv.service), "a") as f:
             f.write(session_lines.format(limits=limits_conf))
-        self.srv.env_extra.update({"TW_TEST_UTMP": self.utmp, "TW_TEST_WTMP": self.wtmp})
         self.srv.start()
-
-    def holder_of(self, monitor):
-        """The session's root child of its monitor: the PAM child holding it."""
-        held = [p for p in children(monitor)
-                if (proc_status(p) or {}).get("Uid", "").split()[:1] == ["0"]]
-        assert len(held) == 1, (monitor, held)
-        return held[0]
 
     def logged_in(self, user):
         """The USER_PROCESS record in utmp for user: (pid, line, host)."""
@@ -70,7 +59,7 @@ def test_session_records_limits_and_holder(make_server):
     s.srv.wait_log(r"\[pid %d\] \[monitor\] OK LOGIN: Client \"127\.0\.0\.1\", user \"alice\""
                    % pid)
     assert [(r[0], r[2], r[3]) for r in records(s.wtmp)] == [(USER_PROCESS, line, "alice")]
-    holder = s.holder_of(pid)
+    holder = session_holder(pid)
     # pam_limits saw that record: a second alice is refused, bob is not.
     with pytest.raises(ftplib.error_perm) as e:
         s.srv.ftp("alice")
@@ -114,7 +103,7 @@ def test_session_closed_when_monitor_killed(make_server):
     s = Sessions(make_server, PAM_SESSION)
     f = s.srv.ftp("alice")
     pid, line, _ = s.logged_in("alice")
-    holder = s.holder_of(pid)
+    holder = session_holder(pid)
     # The holder ignores SIGTERM (a service stop ends the monitors) ...
     os.kill(holder, signal.SIGTERM)
     assert f.pwd() == "/"
@@ -143,8 +132,8 @@ def test_session_limits_reach_the_worker(make_server):
     with open(s.wtmp, "wb") as w:
         w.write(b"\0" * (UTMP.size * 8))
     f = s.srv.ftp("alice")
-    pid, line, _ = s.logged_in("alice")
-    worker = [p for p in children(pid) if p != s.holder_of(pid)]
+    pid = s.logged_in("alice")[0]
+    worker = [p for p in children(pid) if p != session_holder(pid)]
     assert len(worker) == 1, worker
     with open("/proc/%d/limits" % worker[0]) as lim:
         line = [ln for ln in lim if ln.startswith("Max file size")][0]
@@ -177,14 +166,12 @@ def test_session_limits_reach_the_worker(make_server):
 
 def test_default_keeps_no_records(make_server):
     srv = make_server({}, start=False)
-    utmp = os.path.join(srv.base, "utmp")
-    open(utmp, "wb").close()
-    srv.env_extra.update({"TW_TEST_UTMP": utmp, "TW_TEST_WTMP": utmp})
+    files = srv.scratch_utmp()
     srv.start()
     f = srv.ftp("alice")
     f.quit()
     srv.wait_log(r"OK LOGIN: Client \"127\.0\.0\.1\", user \"alice\"")
-    assert records(utmp) == []
+    assert [records(p) for p in files] == [[], []]
 
 
 def test_check_notes_a_service_without_session_lines(tmp_path):

@@ -141,6 +141,14 @@ def monitor_settled(mon, timeout=10):
                what="monitor %d's post-login filter" % mon)
 
 
+def session_holder(monitor):
+    """session_support: the PAM child holding monitor's session, its one
+    child running as root."""
+    held = [p for p in children(monitor) if proc_ids(p, "Uid") == [0] * 4]
+    assert len(held) == 1, (monitor, held)
+    return held[0]
+
+
 def children(pid, zombies=False):
     """Live children of pid; with zombies, also those it has not reaped."""
     out = []
@@ -1062,6 +1070,16 @@ class Server:
         return wait_until(lambda: len(self.sessions()) == n or None, timeout,
                           what="%d session(s) of the listener (have %s)"
                           % (n, self.sessions()))
+
+    def scratch_utmp(self):
+        """Before start: empty utmp and wtmp files under base, which a test
+        build writes instead of the machine's (TW_TEST_UTMP, TW_TEST_WTMP,
+        read with utmp_records). Returns (utmp, wtmp)."""
+        files = (os.path.join(self.base, "utmp"), os.path.join(self.base, "wtmp"))
+        for p in files:
+            open(p, "wb").close()
+        self.env_extra.update({"TW_TEST_UTMP": files[0], "TW_TEST_WTMP": files[1]})
+        return files
 
     def wait_listener_sessions(self, n, timeout=10):
         """Until the listener itself counts n sessions (its status
