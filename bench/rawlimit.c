@@ -37,6 +37,35 @@
  *   RAW stor-1s splice 2011.0 MB/s
  *
  * The two ends are two processes, as a server and a client are.
+ *
+ * The limit under the suite's N-at-once figures (300 x RETR, 300 x STOR
+ * of one file and of distinct files), with a process per connection on
+ * the server side as every server measured but pyftpdlib has:
+ *
+ *   rawlimit mretr FILE N [-r REPS]     N senders of FILE (blocking
+ *                                       sendfile; and twinftpd's cork,
+ *                                       lowat and non-blocking), one
+ *                                       reader of all N at once (epoll,
+ *                                       MSG_TRUNC, as ftpbench)
+ *   rawlimit mstor DIR SIZE N [-r REPS] one sender of SIZE bytes from
+ *                                       memory on each of N connections at
+ *                                       once (epoll, as ftpbench), N
+ *                                       receivers (recv+write, splice)
+ *                                       each writing a file of its own
+ *                                       (mstor-N-distinct) or all the same
+ *                                       file, opened with O_TRUNC
+ *                                       (mstor-N-one)
+ *
+ * The N processes and connections are made before the clock starts,
+ * which runs from the first request (a byte, for mretr) or the first
+ * byte sent (mstor) to the last connection's end of file (a receiver
+ * closes its connection once its file is closed). The FTP figures also
+ * hold each client's commands (TYPE, PASV, the data connection, RETR or
+ * STOR, 226): 0.1 s of 300 x RETR's 0.6 s in stop 31's phases. Prints
+ * seconds:
+ *
+ *   RAW mretr-300 sendfile+cork+lowat+nonblock 0.412 secs
+ *   RAW mstor-300-distinct splice 2.61 secs
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,6 +76,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -76,7 +106,7 @@ static const char *const variant_name[VARIANTS] = {
 
 
 static int
-listen_any(struct sockaddr_in *a)
+listen_n(struct sockaddr_in *a, int backlog)
 {
 	socklen_t len = sizeof(*a);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -84,10 +114,16 @@ listen_any(struct sockaddr_in *a)
 	memset(a, 0, sizeof(*a));
 	a->sin_family = AF_INET;
 	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof(*a)) != 0 || listen(fd, 1) != 0 ||
-	    getsockname(fd, (struct sockaddr *)a, &len) != 0)
+	if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof(*a)) != 0 ||
+	    listen(fd, backlog) != 0 || getsockname(fd, (struct sockaddr *)a, &len) != 0)
 		raw_fail("listen");
 	return fd;
+}
+
+static int
+listen_any(struct sockaddr_in *a)
+{
+	return listen_n(a, 1);
 }
 
 static void
@@ -350,6 +386,178 @@ run_once(enum variant v, int file, off_t size, const char *out_path)
 	return (double)size / 1e6 / t;
 }
 
+/*
+ * The N-at-once runs (mretr, mstor): N server processes, each accepting
+ * one connection; one client process driving all N connections.
+ */
+#define MULTI_MAX 2000
+#define MULTI_WAIT_MS 120000	/* no event for this long: a failed run */
+
+enum multi_file { MULTI_RETR, MULTI_DISTINCT, MULTI_ONE };
+
+/* One server process of a multi run, on its accepted connection c. */
+static void __attribute__((noreturn))
+multi_server(enum variant v, enum multi_file mf, int c, int file, off_t size,
+	     const char *path)
+{
+	char go;
+	int out;
+	off_t got;
+
+	if (mf == MULTI_RETR) {
+		if (recv(c, &go, 1, 0) != 1)
+			raw_fail("recv request");
+		send_all(c, file, size, v);
+		_exit(0);
+	}
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0)
+		raw_fail(path);
+	got = v == STOR_SPLICE ? recv_splice(c, out) : recv_write(c, out);
+	if (close(out) != 0)
+		raw_fail("close");
+	check_moved(v, got, size);
+	_exit(0);
+}
+
+/*
+ * The client of a multi run over socks[0..n): for mretr a request byte
+ * on each, then each read to its end (MSG_TRUNC); for mstor size bytes
+ * sent on each from mem_block, then its end of file awaited. Returns the
+ * seconds from the first request or byte to the last end of file.
+ */
+static double
+multi_client(const int *socks, int n, off_t size, int stor)
+{
+	static off_t moved[MULTI_MAX];
+	static char sink[MIB];
+	int ep = epoll_create1(EPOLL_CLOEXEC), left = n, i;
+	double t0;
+
+	if (ep < 0)
+		raw_fail("epoll_create1");
+	for (i = 0; i < n; i++) {
+		struct epoll_event ev = { .events = EPOLLIN | (stor ? EPOLLOUT : 0),
+					  .data.u32 = (uint32_t)i };
+
+		moved[i] = 0;
+		if (fcntl(socks[i], F_SETFL, O_NONBLOCK) != 0 ||
+		    epoll_ctl(ep, EPOLL_CTL_ADD, socks[i], &ev) != 0)
+			raw_fail("epoll_ctl");
+	}
+	t0 = raw_now();
+	for (i = 0; i < n && !stor; i++)
+		if (send(socks[i], "g", 1, MSG_NOSIGNAL) != 1)
+			raw_fail("send request");
+	while (left > 0) {
+		struct epoll_event evs[64];
+		int k = epoll_wait(ep, evs, 64, MULTI_WAIT_MS), j;
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			raw_fail(k == 0 ? "no progress" : "epoll_wait");
+		for (j = 0; j < k; j++) {
+			int s = socks[evs[j].data.u32];
+			off_t *m = &moved[evs[j].data.u32];
+			ssize_t r;
+
+			if (stor && *m < size && (evs[j].events & EPOLLOUT)) {
+				r = send(s, mem_block, size - *m < MIB ? (size_t)(size - *m) : MIB,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+				if (r < 0 && errno != EAGAIN && errno != EINTR)
+					raw_fail("send");
+				if (r > 0)
+					*m += r;
+				if (*m == size) {
+					struct epoll_event ev = { .events = EPOLLIN,
+								  .data = evs[j].data };
+
+					if (shutdown(s, SHUT_WR) != 0 ||
+					    epoll_ctl(ep, EPOLL_CTL_MOD, s, &ev) != 0)
+						raw_fail("shutdown");
+				}
+				continue;
+			}
+			if (!(evs[j].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+				continue;
+			r = recv(s, sink, stor ? 1 : sizeof(sink),
+				 MSG_DONTWAIT | (stor ? 0 : MSG_TRUNC));
+			if (r < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (r < 0 || (r > 0 && stor))
+				raw_fail("recv");
+			if (r > 0) {
+				*m += r;
+				continue;
+			}
+			/* The end of file: the sender's whole file, or the
+			 * receiver's file closed. */
+			if (*m != size) {
+				fprintf(stderr, "rawlimit: a connection ended after %lld of %lld "
+					"bytes\n", (long long)*m, (long long)size);
+				exit(2);
+			}
+			if (epoll_ctl(ep, EPOLL_CTL_DEL, s, NULL) != 0)
+				raw_fail("epoll_ctl");
+			left--;
+		}
+	}
+	close(ep);
+	return raw_now() - t0;
+}
+
+/* One multi run of n connections with server variant v; returns seconds. */
+static double
+run_multi(enum variant v, enum multi_file mf, int n, int file, off_t size, const char *dir)
+{
+	static pid_t pids[MULTI_MAX];
+	static int socks[MULTI_MAX];
+	struct sockaddr_in a;
+	char path[4096];
+	int lfd = listen_n(&a, n), i, status, bad = 0;
+	double t;
+
+	for (i = 0; i < n; i++) {
+		if (mf == MULTI_DISTINCT)
+			snprintf(path, sizeof(path), "%s/rawlimit.m.%d.%d", dir, (int)getpid(), i);
+		else
+			snprintf(path, sizeof(path), "%s/rawlimit.one.%d", dir, (int)getpid());
+		pids[i] = fork();
+		if (pids[i] < 0)
+			raw_fail("fork");
+		if (pids[i] == 0) {
+			int c = accept(lfd, NULL, NULL);
+
+			if (c < 0)
+				raw_fail("accept");
+			close(lfd);
+			multi_server(v, mf, c, file, size, path);
+		}
+	}
+	close(lfd);
+	for (i = 0; i < n; i++)
+		socks[i] = connect_to(&a);
+	t = multi_client(socks, n, size, mf != MULTI_RETR);
+	for (i = 0; i < n; i++) {
+		close(socks[i]);
+		if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			bad = 1;
+		if (mf == MULTI_DISTINCT) {
+			snprintf(path, sizeof(path), "%s/rawlimit.m.%d.%d", dir, (int)getpid(), i);
+			unlink(path);
+		}
+	}
+	if (mf == MULTI_ONE) {
+		snprintf(path, sizeof(path), "%s/rawlimit.one.%d", dir, (int)getpid());
+		unlink(path);
+	}
+	if (bad)
+		exit(2);
+	return t;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -379,11 +587,32 @@ run(int first, int last, int file, off_t size, const char *out, int reps)
 	}
 }
 
+/* The multi runs of each (variant, file) pair, interleaved; their medians. */
+static void
+run_multis(const enum variant *vs, const enum multi_file *mfs, int pairs, int n, int file,
+	   off_t size, const char *dir, int reps)
+{
+	static const char *const mf_name[] = { "", "-distinct", "-one" };
+	double r[4][MAX_REPS];
+	int i, k;
+
+	for (i = 0; i < reps; i++)
+		for (k = 0; k < pairs; k++)
+			r[k][i] = run_multi(vs[k], mfs[k], n, file, size, dir);
+	for (k = 0; k < pairs; k++) {
+		qsort(r[k], (size_t)reps, sizeof(double), cmp_double);
+		printf("RAW m%s-%d%s %s %.3f secs\n", mfs[k] == MULTI_RETR ? "retr" : "stor", n,
+		       mf_name[mfs[k]], variant_name[vs[k]], r[k][reps / 2]);
+	}
+}
+
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: rawlimit retr FILE [-r REPS]\n"
-		"       rawlimit stor DIR SIZE|SECSs [-r REPS]\n");
+		"       rawlimit stor DIR SIZE|SECSs [-r REPS]\n"
+		"       rawlimit mretr FILE N [-r REPS]\n"
+		"       rawlimit mstor DIR SIZE N [-r REPS]\n");
 	exit(2);
 }
 
@@ -413,7 +642,8 @@ main(int argc, char **argv)
 
 	if (argc < 3)
 		usage();
-	nargs = strcmp(argv[1], "stor") == 0 ? 4 : 3;
+	nargs = strcmp(argv[1], "mstor") == 0 ? 5 :
+		strcmp(argv[1], "stor") == 0 || strcmp(argv[1], "mretr") == 0 ? 4 : 3;
 	if (argc == nargs + 2 && strcmp(argv[nargs], "-r") == 0)
 		reps = atoi(argv[nargs + 1]);
 	else if (argc != nargs)
@@ -425,6 +655,28 @@ main(int argc, char **argv)
 		if (file < 0 || fstat(file, &st) != 0)
 			raw_fail(argv[2]);
 		run(RETR_PLAIN, RETR_CORK_LOWAT_NB, file, st.st_size, NULL, reps);
+	} else if (strcmp(argv[1], "mretr") == 0) {
+		static const enum variant vs[] = { RETR_PLAIN, RETR_CORK_LOWAT_NB };
+		static const enum multi_file mfs[] = { MULTI_RETR, MULTI_RETR };
+		int n = atoi(argv[3]);
+
+		if (n < 1 || n > MULTI_MAX)
+			usage();
+		file = open(argv[2], O_RDONLY | O_CLOEXEC);
+		if (file < 0 || fstat(file, &st) != 0)
+			raw_fail(argv[2]);
+		run_multis(vs, mfs, 2, n, file, st.st_size, NULL, reps);
+	} else if (strcmp(argv[1], "mstor") == 0) {
+		static const enum variant vs[] = { STOR_RECV, STOR_SPLICE, STOR_RECV, STOR_SPLICE };
+		static const enum multi_file mfs[] = { MULTI_ONE, MULTI_ONE, MULTI_DISTINCT,
+						       MULTI_DISTINCT };
+		int n = atoi(argv[4]);
+		off_t size = parse_size(argv[3]);
+
+		if (n < 1 || n > MULTI_MAX || size < 1)
+			usage();
+		memset(mem_block, 'x', sizeof(mem_block));
+		run_multis(vs, mfs, 4, n, -1, size, argv[2], reps);
 	} else if (strcmp(argv[1], "stor") == 0) {
 		char src[4096], dst[4096];
 		size_t len = strlen(argv[3]);

@@ -193,6 +193,30 @@ def test_rawlimit_every_variant(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["src.bin"], "rawlimit left files behind"
 
 
+def test_rawlimit_n_at_once(tmp_path):
+    """rawlimit mretr and mstor, the limit under the suite's N-at-once
+    figures: N server processes each move the whole file (a short one
+    exits 2, and the client checks every connection's byte count), every
+    variant prints seconds, and every file written is removed."""
+    src = tmp_path / "src.bin"
+    src.write_bytes(os.urandom(1 << 20))
+    out = ""
+    for args in (["mretr", str(src), "7", "-r", "2"], ["mstor", str(tmp_path), "1M", "7"]):
+        r = subprocess.run([RAWLIMIT] + args, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        out += r.stdout
+    got = re.findall(r"^RAW (\S+) (\S+) ([0-9.]+) secs$", out, re.M)
+    assert sorted((k, v) for k, v, _ in got) == sorted(
+        [("mretr-7", "sendfile"), ("mretr-7", "sendfile+cork+lowat+nonblock")] +
+        [("mstor-7-" + f, v) for f in ("one", "distinct") for v in ("recv+write", "splice")]), out
+    assert all(float(t) > 0 for _, _, t in got), out
+    assert sorted(os.listdir(tmp_path)) == ["src.bin"], "rawlimit left files behind"
+    # An N beyond the bound is refused, not run.
+    r = subprocess.run([RAWLIMIT, "mretr", str(src), "0"], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 2 and "usage" in r.stderr, r.stdout + r.stderr
+
+
 RAWSESS = os.path.join(os.path.dirname(twhelpers.TWINFTPD), "bench", "rawsess")
 
 
