@@ -56,16 +56,16 @@
  *                                       file, opened with O_TRUNC
  *                                       (mstor-N-one)
  *
- * The N processes and connections are made before the clock starts,
- * which runs from the first request (a byte, for mretr) or the first
- * byte sent (mstor) to the last connection's end of file (a receiver
- * closes its connection once its file is closed). The FTP figures also
- * hold each client's commands (TYPE, PASV, the data connection, RETR or
- * STOR, 226): 0.1 s of 300 x RETR's 0.6 s in stop 31's phases. Prints
- * seconds:
+ * The N processes, their connections and (mstor) their open files are
+ * all there before the clock starts, which runs from the first request
+ * (a byte, for mretr) or the first byte sent (mstor) to the last
+ * connection's end of file (a receiver closes its connection once its
+ * file is closed). The FTP figures also hold each client's commands
+ * (TYPE, PASV, the data connection, RETR or STOR, 226): 0.1 s of 300 x
+ * RETR's 0.6 s in stop 31's phases. Prints seconds:
  *
- *   RAW mretr-300 sendfile+cork+lowat+nonblock 0.412 secs
- *   RAW mstor-300-distinct splice 2.61 secs
+ *   RAW mretr-300 sendfile+cork+lowat+nonblock 0.4120 secs
+ *   RAW mstor-300-distinct splice 2.6100 secs
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -73,10 +73,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -395,28 +398,69 @@ run_once(enum variant v, int file, off_t size, const char *out_path)
 
 enum multi_file { MULTI_RETR, MULTI_DISTINCT, MULTI_ONE };
 
-/* One server process of a multi run, on its accepted connection c. */
+/* What an exit of the parent removes: the files of the run in progress. */
+static struct {
+	pid_t parent;
+	const char *dir;	/* NULL: no run writing files */
+	enum multi_file mf;
+	int n;
+} multi_files;
+
+/* The path of file i of a run writing files in dir. */
+static void
+multi_path(char *buf, size_t len, const char *dir, enum multi_file mf, int i)
+{
+	if (mf == MULTI_DISTINCT)
+		snprintf(buf, len, "%s/rawlimit.m.%d.%d", dir, (int)multi_files.parent, i);
+	else
+		snprintf(buf, len, "%s/rawlimit.one.%d", dir, (int)multi_files.parent);
+}
+
+/* atexit: the parent, on any exit (a failed run's too), removes its files. */
+static void
+multi_unlink(void)
+{
+	char path[4096];
+	int i;
+
+	if (getpid() != multi_files.parent || multi_files.dir == NULL)
+		return;
+	for (i = 0; i < (multi_files.mf == MULTI_DISTINCT ? multi_files.n : 1); i++) {
+		multi_path(path, sizeof(path), multi_files.dir, multi_files.mf, i);
+		unlink(path);
+	}
+}
+
+/*
+ * One server process of a multi run, on its accepted connection c: one
+ * byte on ready once the connection (and for mstor its file) is there.
+ */
 static void __attribute__((noreturn))
-multi_server(enum variant v, enum multi_file mf, int c, int file, off_t size,
+multi_server(enum variant v, enum multi_file mf, int c, int ready, int file, off_t size,
 	     const char *path)
 {
 	char go;
-	int out;
+	int out = -1;
 	off_t got;
 
+	if (mf != MULTI_RETR) {
+		out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (out < 0)
+			raw_fail(path);
+	}
+	if (write(ready, "r", 1) != 1)
+		raw_fail("ready");
 	if (mf == MULTI_RETR) {
 		if (recv(c, &go, 1, 0) != 1)
 			raw_fail("recv request");
 		send_all(c, file, size, v);
-		_exit(0);
+	} else {
+		got = v == STOR_SPLICE ? recv_splice(c, out) : recv_write(c, out);
+		if (close(out) != 0)
+			raw_fail("close");
+		check_moved(v, got, size);
 	}
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out < 0)
-		raw_fail(path);
-	got = v == STOR_SPLICE ? recv_splice(c, out) : recv_write(c, out);
-	if (close(out) != 0)
-		raw_fail("close");
-	check_moved(v, got, size);
+	close(c);
 	_exit(0);
 }
 
@@ -424,7 +468,9 @@ multi_server(enum variant v, enum multi_file mf, int c, int file, off_t size,
  * The client of a multi run over socks[0..n): for mretr a request byte
  * on each, then each read to its end (MSG_TRUNC); for mstor size bytes
  * sent on each from mem_block, then its end of file awaited. Returns the
- * seconds from the first request or byte to the last end of file.
+ * seconds from the first request or byte to the last end of file; exits
+ * 2 on a failure (the parent's atexit removes the files, and the servers
+ * die with it: PR_SET_PDEATHSIG).
  */
 static double
 multi_client(const int *socks, int n, off_t size, int stor)
@@ -455,8 +501,10 @@ multi_client(const int *socks, int n, off_t size, int stor)
 
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k == 0)
+			errno = ETIMEDOUT;
 		if (k <= 0)
-			raw_fail(k == 0 ? "no progress" : "epoll_wait");
+			raw_fail("epoll_wait");
 		for (j = 0; j < k; j++) {
 			int s = socks[evs[j].data.u32];
 			off_t *m = &moved[evs[j].data.u32];
@@ -507,52 +555,84 @@ multi_client(const int *socks, int n, off_t size, int stor)
 	return raw_now() - t0;
 }
 
-/* One multi run of n connections with server variant v; returns seconds. */
+/*
+ * One multi run of n connections with server variant v; returns seconds.
+ * The clock starts once every server process has its connection (and
+ * its file open): each says so on the ready pipe.
+ */
 static double
 run_multi(enum variant v, enum multi_file mf, int n, int file, off_t size, const char *dir)
 {
 	static pid_t pids[MULTI_MAX];
 	static int socks[MULTI_MAX];
 	struct sockaddr_in a;
-	char path[4096];
-	int lfd = listen_n(&a, n), i, status, bad = 0;
+	char path[4096] = "";
+	int lfd = listen_n(&a, n), ready[2], i, got = 0, status, bad = 0;
 	double t;
 
+	if (pipe2(ready, O_CLOEXEC) != 0)
+		raw_fail("pipe2");
+	multi_files.dir = mf == MULTI_RETR ? NULL : dir;
+	multi_files.mf = mf;
+	multi_files.n = n;
 	for (i = 0; i < n; i++) {
-		if (mf == MULTI_DISTINCT)
-			snprintf(path, sizeof(path), "%s/rawlimit.m.%d.%d", dir, (int)getpid(), i);
-		else
-			snprintf(path, sizeof(path), "%s/rawlimit.one.%d", dir, (int)getpid());
+		if (mf != MULTI_RETR)
+			multi_path(path, sizeof(path), dir, mf, i);
 		pids[i] = fork();
 		if (pids[i] < 0)
 			raw_fail("fork");
 		if (pids[i] == 0) {
-			int c = accept(lfd, NULL, NULL);
+			int c;
 
+			/* A parent that fails takes its servers with it. */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+			    getppid() != multi_files.parent)
+				_exit(2);
+			c = accept(lfd, NULL, NULL);
 			if (c < 0)
 				raw_fail("accept");
 			close(lfd);
-			multi_server(v, mf, c, file, size, path);
+			close(ready[0]);
+			multi_server(v, mf, c, ready[1], file, size, path);
 		}
 	}
 	close(lfd);
+	close(ready[1]);
 	for (i = 0; i < n; i++)
 		socks[i] = connect_to(&a);
+	while (got < n) {
+		struct pollfd pfd = { .fd = ready[0], .events = POLLIN };
+		char buf[256];
+		ssize_t r;
+
+		/* A server that failed never says ready (the others still
+		 * hold the pipe open): bounded. */
+		if (poll(&pfd, 1, MULTI_WAIT_MS) == 0) {
+			errno = ETIMEDOUT;
+			raw_fail("the server processes' ready");
+		}
+		r = read(ready[0], buf, sizeof(buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			raw_fail("the server processes' ready");
+		if (r == 0) {
+			fprintf(stderr, "rawlimit: %d of %d server processes failed before the "
+				"run\n", n - got, n);
+			exit(2);
+		}
+		got += (int)r;
+	}
+	close(ready[0]);
 	t = multi_client(socks, n, size, mf != MULTI_RETR);
 	for (i = 0; i < n; i++) {
 		close(socks[i]);
 		if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0)
 			bad = 1;
-		if (mf == MULTI_DISTINCT) {
-			snprintf(path, sizeof(path), "%s/rawlimit.m.%d.%d", dir, (int)getpid(), i);
-			unlink(path);
-		}
 	}
-	if (mf == MULTI_ONE) {
-		snprintf(path, sizeof(path), "%s/rawlimit.one.%d", dir, (int)getpid());
-		unlink(path);
-	}
+	multi_unlink();
+	multi_files.dir = NULL;
 	if (bad)
 		exit(2);
 	return t;
@@ -594,14 +674,29 @@ run_multis(const enum variant *vs, const enum multi_file *mfs, int pairs, int n,
 {
 	static const char *const mf_name[] = { "", "-distinct", "-one" };
 	double r[4][MAX_REPS];
+	struct rlimit rl;
 	int i, k;
 
+	/* The client holds n sockets at once: the soft fd limit goes to the
+	 * hard one, and an n beyond it is refused before any fork. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		raw_fail("getrlimit");
+	rl.rlim_cur = rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < (rlim_t)n + 64) {
+		fprintf(stderr, "rawlimit: %d connections need more open files than the limit "
+			"(%llu)\n", n, (unsigned long long)rl.rlim_cur);
+		exit(2);
+	}
+	multi_files.parent = getpid();
+	if (atexit(multi_unlink) != 0)
+		raw_fail("atexit");
 	for (i = 0; i < reps; i++)
 		for (k = 0; k < pairs; k++)
 			r[k][i] = run_multi(vs[k], mfs[k], n, file, size, dir);
 	for (k = 0; k < pairs; k++) {
 		qsort(r[k], (size_t)reps, sizeof(double), cmp_double);
-		printf("RAW m%s-%d%s %s %.3f secs\n", mfs[k] == MULTI_RETR ? "retr" : "stor", n,
+		printf("RAW m%s-%d%s %s %.4f secs\n", mfs[k] == MULTI_RETR ? "retr" : "stor", n,
 		       mf_name[mfs[k]], variant_name[vs[k]], r[k][reps / 2]);
 	}
 }

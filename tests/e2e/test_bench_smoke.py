@@ -211,10 +211,16 @@ def test_rawlimit_n_at_once(tmp_path):
         [("mstor-7-" + f, v) for f in ("one", "distinct") for v in ("recv+write", "splice")]), out
     assert all(float(t) > 0 for _, _, t in got), out
     assert sorted(os.listdir(tmp_path)) == ["src.bin"], "rawlimit left files behind"
-    # An N beyond the bound is refused, not run.
-    r = subprocess.run([RAWLIMIT, "mretr", str(src), "0"], capture_output=True, text=True,
-                       timeout=30)
-    assert r.returncode == 2 and "usage" in r.stderr, r.stdout + r.stderr
+    # An N outside 1..2000 is refused before any process is forked.
+    for n in ("0", "2001"):
+        r = subprocess.run([RAWLIMIT, "mretr", str(src), n], capture_output=True, text=True,
+                           timeout=30)
+        assert r.returncode == 2 and "usage" in r.stderr, r.stdout + r.stderr
+    # A server process that fails (no such directory) fails the run, whose
+    # other processes do not outlive it.
+    r = subprocess.run([RAWLIMIT, "mstor", str(tmp_path / "none"), "1M", "3"],
+                       capture_output=True, text=True, timeout=150)
+    assert r.returncode == 2 and "failed before the run" in r.stderr, r.stdout + r.stderr
 
 
 RAWSESS = os.path.join(os.path.dirname(twhelpers.TWINFTPD), "bench", "rawsess")
