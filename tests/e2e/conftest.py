@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import twhelpers  # noqa: E402
+from twcerts import make_cert  # noqa: E402
 
 # Per-test bound: a hang fails the test instead of hanging the run.
 TEST_TIMEOUT = int(os.environ.get("TW_E2E_TEST_TIMEOUT", "240"))
@@ -105,3 +106,22 @@ def pytest_sessionfinish(session, exitstatus):
             os.unlink(os.path.join("/etc/pam.d", name))
         except OSError:
             pass
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    """Certificates for a module's TLS tests (twcerts.make_cert): good,
+    other, expired, and combined (the good one's certificate and key in
+    one file)."""
+    d = str(tmp_path_factory.mktemp("certs"))
+    good = make_cert(d, "good")
+    other = make_cert(d, "other")
+    expired = make_cert(d, "expired", expired=True)
+    combined = os.path.join(d, "combined.pem")
+    with open(combined, "wb") as f:
+        for p in (good[0], good[1]):
+            with open(p, "rb") as g:
+                f.write(g.read())
+    os.chmod(combined, 0o600)
+    return {"dir": d, "good": good, "other": other, "expired": expired,
+            "combined": combined}

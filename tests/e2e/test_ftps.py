@@ -3,11 +3,9 @@ curl, lftp, openssl s_client), the forced-TLS rules, session reuse on
 data connections, and the walls: the private key never reaches a process
 that runs as the logged-in user."""
 
-import datetime
 import ftplib
 import hashlib
 import io
-import ipaddress
 import os
 import re
 import shutil
@@ -18,69 +16,14 @@ import threading
 import time
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
+from cryptography.hazmat.primitives import serialization
 
 from twhelpers import (HOST, PASSWORDS, TIMEOUT, TWINFTPD, USERS, ReuseFTP_TLS, children,
                        client_context, code, free_ports, pause_processes, proc_ids, recv_all, sha256,
                        sha256_file, wait_until, write_random)
+from twcerts import make_cert, tls_opts
 
 MB = 1 << 20
-
-
-# -- certificates --------------------------------------------------------
-
-def make_cert(directory, name, days=30, expired=False, names=("localhost",), rsa_bits=0,
-              key_format=serialization.PrivateFormat.PKCS8):
-    """A self-signed EC P-256 (or RSA) certificate and key: (cert path, key
-    path, key)."""
-    key = (rsa.generate_private_key(65537, rsa_bits) if rsa_bits
-           else ec.generate_private_key(ec.SECP256R1()))
-    now = datetime.datetime.now(datetime.timezone.utc)
-    start, end = now - datetime.timedelta(days=1), now + datetime.timedelta(days=days)
-    if expired:
-        start, end = now - datetime.timedelta(days=10), now - datetime.timedelta(days=2)
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
-    san = [x509.DNSName(n) for n in names] + [x509.IPAddress(ipaddress.ip_address(HOST))]
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(start).not_valid_after(end)
-            .add_extension(x509.SubjectAlternativeName(san), critical=False)
-            .sign(key, hashes.SHA256()))
-    cpath = os.path.join(directory, name + ".crt")
-    kpath = os.path.join(directory, name + ".key")
-    with open(cpath, "wb") as f:
-        f.write(cert.public_bytes(serialization.Encoding.PEM))
-    with open(kpath, "wb") as f:
-        f.write(key.private_bytes(serialization.Encoding.PEM, key_format,
-                                  serialization.NoEncryption()))
-    os.chmod(kpath, 0o600)
-    return cpath, kpath, key
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    d = str(tmp_path_factory.mktemp("certs"))
-    good = make_cert(d, "good")
-    other = make_cert(d, "other")
-    expired = make_cert(d, "expired", expired=True)
-    combined = os.path.join(d, "combined.pem")
-    with open(combined, "wb") as f:
-        for p in (good[0], good[1]):
-            with open(p, "rb") as g:
-                f.write(g.read())
-    os.chmod(combined, 0o600)
-    return {"dir": d, "good": good, "other": other, "expired": expired,
-            "combined": combined}
-
-
-def tls_opts(certs, **more):
-    opts = {"ssl_enable": True, "rsa_cert_file": certs["good"][0],
-            "rsa_private_key_file": certs["good"][1]}
-    opts.update(more)
-    return opts
 
 
 # -- clients -------------------------------------------------------------

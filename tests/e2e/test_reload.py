@@ -20,21 +20,7 @@ import subprocess
 import pytest
 
 from twhelpers import (PASSWORDS, REPO, BannerBurst, Ctrl, ReuseFTP_TLS, TransfersInFlight,
-                       children, client_context, wait_until)
-
-DONE = re.compile(r"reload (done|refused)")
-
-
-def reload_and_wait(s, text=None):
-    """SIGHUP the listener; wait for its "reload done/refused" line (in the
-    log it writes to after the reload, `text` reads that). Returns the line."""
-    text = text or s.log_text
-    before = len(DONE.findall(text()))
-    os.kill(s.pid, signal.SIGHUP)
-    wait_until(lambda: len(DONE.findall(text())) > before, 15,
-               what="a reload line in the log:\n" + text())
-    return [l for l in text().splitlines() if DONE.search(l)][-1]
-
+                       children, client_context, reload_and_wait, wait_until)
 
 def banner(s):
     with Ctrl(s.port) as c:

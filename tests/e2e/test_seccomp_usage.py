@@ -339,7 +339,7 @@ def _reload(srv):
 
 
 def test_every_allowed_syscall_is_used_or_explained(tmp_path):
-    from test_ftps import make_cert
+    from twcerts import make_cert
     cert, key, _ = make_cert(str(tmp_path), "usage")
     os.chmod(str(tmp_path), 0o755)
     used, allowed = {}, {}

@@ -17,7 +17,7 @@ import time
 import pytest
 
 import twhelpers
-from twhelpers import PASSWORDS, TWINFTPD, code, retr, wait_until
+from twhelpers import PASSWORDS, TWINFTPD, code, reload_and_wait, retr, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.normpath(os.path.join(HERE, "..", "vsftpd"))
@@ -841,7 +841,6 @@ def test_text_userdb_names(make_server):
     session (the listener's table, inherited: the session cannot read the
     user database), numbers for ids the database lacks; a user added later
     is named after a reload. The default (NO) shows numbers, as vsftpd."""
-    from test_reload import reload_and_wait
     srv = make_server({"text_userdb_names": True, "prefork_sessions": 2})
     srv.put("mine.txt", b"m")
     os.chown(srv.put("orphan.txt", b"o"), 4242, 4242)

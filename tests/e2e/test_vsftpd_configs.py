@@ -235,7 +235,7 @@ def test_ftps_behind_nat(make_server, tmp_path):
     (pasv_address, pasv_addr_resolve=NO), require_ssl_reuse=NO so that a
     client that does not resume works, ssl_tlsv1=YES accepted (TLS 1.2 and
     1.3 only are offered)."""
-    from test_ftps import make_cert
+    from twcerts import make_cert
     cert, key, _ = make_cert(str(tmp_path), "vsftpd")
     pem = os.path.join(str(tmp_path), "vsftpd.pem")
     with open(pem, "wb") as out:

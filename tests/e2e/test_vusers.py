@@ -18,7 +18,7 @@ import time
 import pytest
 
 import twhelpers
-from test_ftps import certs, tls_opts  # noqa: F401 (certs is a fixture)
+from twcerts import tls_opts
 from twhelpers import (PASSWORDS, USERS, Ctrl, ReuseFTP_TLS, client_context, children,
                        login_refused, monitor_settled, proc_ids, proc_link, retr, stor,
                        wait_until)
@@ -136,7 +136,7 @@ def test_guest_anonymous_upload_umask(make_server):
     srv.wait_log(r'OK UPLOAD: Client "127\.0\.0\.1", user "virt1", "/up\.txt", 10 bytes')
 
 
-def test_guest_over_tls(make_server, certs):  # noqa: F811
+def test_guest_over_tls(make_server, certs):
     """FTPS: a guest logs in by name and password, so the local users'
     TLS rules apply (force_local_logins_ssl), not the anonymous ones
     (allow_anon_ssl=NO would refuse an anonymous login over TLS), even

@@ -250,6 +250,20 @@ def wait_until(pred, timeout=10.0, step=0.05, what="condition"):
         time.sleep(step)
 
 
+RELOAD_DONE = re.compile(r"reload (done|refused)")
+
+
+def reload_and_wait(s, text=None):
+    """SIGHUP the listener; wait for its "reload done/refused" line (in the
+    log it writes to after the reload, `text` reads that). Returns the line."""
+    text = text or s.log_text
+    before = len(RELOAD_DONE.findall(text()))
+    os.kill(s.pid, signal.SIGHUP)
+    wait_until(lambda: len(RELOAD_DONE.findall(text())) > before, 15,
+               what="a reload line in the log:\n" + text())
+    return [l for l in text().splitlines() if RELOAD_DONE.search(l)][-1]
+
+
 def pause_processes(pids):
     """SIGSTOP each of pids, wait until it is stopped, SIGCONT it: what a
     debugger's attach, kill -STOP or the cgroup freezer does. A process
