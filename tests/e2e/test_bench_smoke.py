@@ -201,20 +201,23 @@ def test_rawlimit_n_at_once(tmp_path):
     src = tmp_path / "src.bin"
     src.write_bytes(os.urandom(1 << 20))
     out = ""
-    for args in (["mretr", str(src), "7", "-r", "2"], ["mstor", str(tmp_path), "1M", "7"]):
+    for args in (["mretr", str(src), "7", "-r", "2"],
+                 ["mstor", str(tmp_path), "1M", "7", "-w", "0"]):
         r = subprocess.run([RAWLIMIT] + args, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         out += r.stdout
     got = re.findall(r"^RAW (\S+) (\S+) ([0-9.]+) secs$", out, re.M)
     assert sorted((k, v) for k, v, _ in got) == sorted(
         [("mretr-7", "sendfile"), ("mretr-7", "sendfile+cork+lowat+nonblock")] +
-        [("mstor-7-" + f, v) for f in ("one", "distinct") for v in ("recv+write", "splice")]), out
+        [("mstor-7-" + f, v) for f in ("one", "distinct") for v in ("recv+write", "splice")] +
+        [("mstor-7-distinct-cold", "splice")]), out
     assert all(float(t) > 0 for _, _, t in got), out
     assert sorted(os.listdir(tmp_path)) == ["src.bin"], "rawlimit left files behind"
-    # An N outside 1..2000 is refused before any process is forked.
-    for n in ("0", "2001"):
-        r = subprocess.run([RAWLIMIT, "mretr", str(src), n], capture_output=True, text=True,
-                           timeout=30)
+    # An N outside 1..2000, or a wait for mretr, is refused before any
+    # process is forked.
+    for args in (["mretr", str(src), "0"], ["mretr", str(src), "2001"],
+                 ["mretr", str(src), "7", "-w", "1"], ["mstor", str(tmp_path), "1M", "7", "-w"]):
+        r = subprocess.run([RAWLIMIT] + args, capture_output=True, text=True, timeout=30)
         assert r.returncode == 2 and "usage" in r.stderr, r.stdout + r.stderr
     # A server process that fails (no such directory) fails the run, whose
     # other processes do not outlive it.
