@@ -1,6 +1,25 @@
 """What bench/ab and bench/compare both measure, in one place."""
 import os
+import re
 import time
+
+
+def parse_bytes(text):
+    """"10M", "1M", "65536": bytes (K, M, G are powers of 1024, as ftpbench's -s)."""
+    m = re.match(r"^(\d+)([KkMmGg]?)$", text.strip())
+    if not m:
+        raise ValueError("bad size %r" % text)
+    return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[
+        m.group(2).lower()]
+
+
+def write_random(path, size):
+    """A file of size random bytes (a size as parse_bytes reads it), 1 MiB at a time."""
+    left = parse_bytes(size)
+    with open(path, "wb") as f:
+        while left > 0:
+            f.write(os.urandom(min(left, 1 << 20)))
+            left -= 1 << 20
 
 
 def tcp_mem_kb():

@@ -583,7 +583,7 @@ run_multi(enum variant v, enum multi_file mf, int n, int file, off_t size, const
 	static int socks[MULTI_MAX];
 	struct sockaddr_in a;
 	char path[4096] = "";
-	int lfd = listen_n(&a, n), ready[2], i, got = 0, status, bad = 0;
+	int lfd, ready[2], i, got = 0, status, bad = 0;
 	double t;
 
 	/* The memory the run before freed goes back to the host meanwhile
@@ -591,6 +591,7 @@ run_multi(enum variant v, enum multi_file mf, int n, int file, off_t size, const
 	 * has not touched for a while, as a server's do in the suite. */
 	if (mf == MULTI_DISTINCT_COLD)
 		sleep(cold_secs);
+	lfd = listen_n(&a, n);
 	if (pipe2(ready, O_CLOEXEC) != 0)
 		raw_fail("pipe2");
 	multi_files.dir = mf == MULTI_RETR ? NULL : dir;
