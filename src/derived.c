@@ -21,6 +21,7 @@
 #include "src/common/log.h"
 #include "src/common/runtime.h"
 #include "src/common/util.h"
+#include "src/tcpwrap.h"
 #include "src/tls.h"
 
 /* The nicest a process can be (setpriority(2) takes -20..19). */
@@ -316,6 +317,9 @@ derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errl
 	 * (-t checks it).
 	 */
 	if (reloading && tls_init(cfg, err, errlen) != 0)
+		return -1;
+	/* Before any session is forked with it; it stays loaded. */
+	if (cfg->tcp_wrappers && tcpwrap_load(err, errlen) != 0)
 		return -1;
 	/* After every step that may fail: a refused reload keeps the old names. */
 	build_id_names(cfg, &rt);

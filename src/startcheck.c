@@ -321,6 +321,12 @@ startcheck_report(const struct tw_config *cfg, cfg_report_fn report, void *ctx)
 	}
 	if (cfg->local_enable && cfg->guest_enable)
 		(void)check_user(&ck, "guest_username", cfg->guest_username);
+	if (cfg->tcp_wrappers) {
+		char why[512];
+
+		if (tcpwrap_load(why, sizeof(why)) != 0)
+			say(&ck, CFG_ERROR, "%s", why);
+	}
 	/* root is allowed here (vsftpd's default): it only owns files. */
 	if (cfg->chown_uploads && getpwnam(cfg->chown_username) == NULL)
 		say(&ck, CFG_ERROR, "chown_username: user '%s' does not exist",

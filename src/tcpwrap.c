@@ -2,6 +2,7 @@
 
 #include "tw_build.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,78 @@
 #define TCPWRAP_RULE_MAX 4096
 #define TCPWRAP_LINES_MAX 100000
 
+/* What libwrap reads when nothing has redirected it (its build's paths). */
+#define TCPWRAP_ALLOW_DEFAULT "/etc/hosts.allow"
+#define TCPWRAP_DENY_DEFAULT "/etc/hosts.deny"
+/* libwrap's soname: the library of Debian's libwrap0. */
+#define TCPWRAP_LIBRARY "libwrap.so.0"
+
+/*
+ * libwrap, opened by tcpwrap_load. It is not linked: it and what it
+ * pulls in (libnsl, libtirpc and Kerberos' five libraries) were ten of a
+ * session process's twenty libraries and a third of its mappings, which
+ * every fork of the pool copies and every exit tears down, with or
+ * without tcp_wrappers. The declarations of <tcpd.h> give the types;
+ * nothing here refers to libwrap's symbols by name.
+ */
+static struct {
+	void *handle;
+	__typeof__(request_init) *request_init;
+	__typeof__(hosts_access) *hosts_access;
+	__typeof__(sock_hostname) *sock_hostname;
+	__typeof__(sock_hostaddr) *sock_hostaddr;
+	char **allow_table, **deny_table;
+	int *dry_run;
+} wrap;
+
+int
+tcpwrap_load(char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		"request_init", "hosts_access", "sock_hostname", "sock_hostaddr",
+		"hosts_allow_table", "hosts_deny_table", "dry_run",
+	};
+	void *sym[TW_ARRAY_LEN(names)];
+	const char *lib = TCPWRAP_LIBRARY;
+	void *h;
+	size_t i;
+
+	if (wrap.handle != NULL)
+		return 0;
+#if TW_TEST_HOOKS
+	if (getenv("TW_TEST_LIBWRAP") != NULL)
+		lib = getenv("TW_TEST_LIBWRAP");
+#endif
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *why = dlerror();
+
+		(void)snprintf(err, errlen, "tcp_wrappers=YES needs libwrap (%s, Debian's "
+			       "package libwrap0): %s", lib, why != NULL ? why : "cannot load it");
+		return -1;
+	}
+	for (i = 0; i < TW_ARRAY_LEN(names); i++) {
+		sym[i] = dlsym(h, names[i]);
+		if (sym[i] == NULL) {
+			(void)snprintf(err, errlen, "tcp_wrappers=YES: %s has no %s: not libwrap",
+				       lib, names[i]);
+			(void)dlclose(h);
+			return -1;
+		}
+	}
+	/* Object pointers from dlsym; POSIX makes the function casts valid. */
+	*(void **)&wrap.request_init = sym[0];
+	*(void **)&wrap.hosts_access = sym[1];
+	*(void **)&wrap.sock_hostname = sym[2];
+	*(void **)&wrap.sock_hostaddr = sym[3];
+	wrap.allow_table = sym[4];
+	wrap.deny_table = sym[5];
+	wrap.dry_run = sym[6];
+	/* Kept open for good: every session forked from here calls it. */
+	wrap.handle = h;
+	return 0;
+}
+
 /*
  * The tables: libwrap's own paths, or in a test build the files the
  * tests name, so that they need not edit /etc.
@@ -26,8 +99,8 @@
 static void
 tcpwrap_tables(const char **allow, const char **deny)
 {
-	*allow = hosts_allow_table;
-	*deny = hosts_deny_table;
+	*allow = wrap.handle != NULL ? *wrap.allow_table : TCPWRAP_ALLOW_DEFAULT;
+	*deny = wrap.handle != NULL ? *wrap.deny_table : TCPWRAP_DENY_DEFAULT;
 #if TW_TEST_HOOKS
 	if (getenv("TW_TEST_HOSTS_ALLOW") != NULL)
 		*allow = getenv("TW_TEST_HOSTS_ALLOW");
@@ -47,24 +120,30 @@ tcpwrap_allows(const struct sockaddr_storage *client, const struct sockaddr_stor
 	mode_t mask;
 	int ok;
 
+	/* Loaded before any session with tcp_wrappers=YES (derived_build);
+	 * should it not be, nobody is let in unchecked. */
+	if (wrap.handle == NULL)
+		return 0;
 	tcpwrap_tables(&allow, &deny);
-	hosts_allow_table = (char *)allow;
-	hosts_deny_table = (char *)deny;
-	request_init(&req, RQ_DAEMON, daemon, RQ_FILE, -1, RQ_CLIENT_SIN, (struct sockaddr *)&c,
-		     RQ_SERVER_SIN, (struct sockaddr *)&l, 0);
-	sock_methods(&req);
+	*wrap.allow_table = (char *)allow;
+	*wrap.deny_table = (char *)deny;
+	wrap.request_init(&req, RQ_DAEMON, daemon, RQ_FILE, -1, RQ_CLIENT_SIN, (struct sockaddr *)&c,
+			  RQ_SERVER_SIN, (struct sockaddr *)&l, 0);
+	/* <tcpd.h>'s sock_methods(), with the loaded functions. */
+	req.hostname = wrap.sock_hostname;
+	req.hostaddr = wrap.sock_hostaddr;
 	/* No option runs a program (twist clears dry_run: set it for every
 	 * call); umask ignores it and is put back, setenv only sets a
 	 * variable of this process that nothing here reads. */
-	dry_run = 1;
+	*wrap.dry_run = 1;
 	mask = umask(077);
-	ok = hosts_access(&req);
+	ok = wrap.hosts_access(&req);
 	(void)umask(mask);
 	/*
 	 * A matching twist rule clears dry_run: it would have replaced the
 	 * service with its command, so the client gets no FTP here either.
 	 */
-	if (dry_run == 0)
+	if (*wrap.dry_run == 0)
 		ok = 0;
 	return ok != 0;
 }

@@ -748,6 +748,51 @@ def test_tcp_wrappers(make_server, tmp_path):
     srv.start()
     f = srv.ftp("alice")
     f.quit()
+    # libwrap is not linked: a server without tcp_wrappers never maps it,
+    # and a reload that turns it on opens it for the sessions after it.
+    assert not _maps_libwrap(srv.pid)
+    srv.opts["tcp_wrappers"] = True
+    srv.write_config()
+    assert "reload done" in twhelpers.reload_and_wait(srv)
+    assert _maps_libwrap(srv.pid)
+    assert twhelpers.sent_before_close(srv) == b"421 Service not available.\r\n"
+
+
+def _maps_libwrap(pid):
+    with open("/proc/%d/maps" % pid) as fh:
+        return "/libwrap.so" in fh.read()
+
+
+def test_tcp_wrappers_without_libwrap(make_server, tmp_path):
+    """tcp_wrappers=YES where libwrap cannot be opened (a test build's hook
+    names a file that is not there): the start fails and says why, and -t
+    reports it as an error. Without tcp_wrappers the same server starts and
+    serves; a reload that turns it on is refused, and the sessions after it
+    go on under the old configuration."""
+    missing = str(tmp_path / "libwrap-missing.so.0")
+    why = "tcp_wrappers=YES needs libwrap (%s" % missing
+    srv = make_server({"tcp_wrappers": True}, start=False,
+                      extra_env={"TW_TEST_LIBWRAP": missing})
+    with pytest.raises(AssertionError, match="exited with 1 before listening"):
+        srv.start()
+    assert srv.stop(exited=True) == ["listener exited with 1"]
+    with open(srv.stderr_path) as fh:
+        assert why in fh.read()
+    r, _, err = twhelpers.check_config(srv.conf_path, env=srv.env())
+    assert r.returncode != 0 and why in err, err
+
+    srv.opts["tcp_wrappers"] = False
+    srv.start()
+    f = srv.ftp("alice")
+    f.quit()
+    srv.opts["tcp_wrappers"] = True
+    srv.write_config()
+    assert "reload refused" in twhelpers.reload_and_wait(srv)
+    assert why in srv.log_text()
+    assert not _maps_libwrap(srv.pid)
+    f = srv.ftp("alice")
+    assert f.pwd() == "/"
+    f.quit()
 
 
 def test_anonymous_email_lists(make_server):
