@@ -434,11 +434,11 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(kill), SC_ALLOW, 0 },	/* ending sessions; kernel checks */
 	{ SCMP_SYS(tgkill), SC_ALLOW, 0 },	/* unused: raise() in a PAM module or in the SIGSYS report */
 
-	/* Memory. PAM modules and NSS libraries are dlopen()ed. */
+	/* Memory. PAM modules, NSS libraries and libwrap (tcp_wrappers=YES) are dlopen()ed. */
 	{ SCMP_SYS(brk), SC_ALLOW, 0 },
 	{ SCMP_SYS(mmap), SC_ALLOW, 0 },
 	{ SCMP_SYS(mmap2), SC_ALLOW, 0 },
-	{ SCMP_SYS(mprotect), SC_ALLOW, 0 },	/* unused: PAM and NSS modules (the run's pam_matrix and nss_wrapper do not): dlopen() of a module the listener did not preload */
+	{ SCMP_SYS(mprotect), SC_ALLOW, 0 },	/* unused: PAM and NSS modules (the run's pam_matrix and nss_wrapper do not): dlopen() of a module the listener did not preload, or of libwrap at a reload that sets tcp_wrappers */
 	{ SCMP_SYS(munmap), SC_ALLOW, 0 },
 	{ SCMP_SYS(mremap), SC_ALLOW, 0 },	/* unused: realloc() of a large block */
 	{ SCMP_SYS(madvise), SC_ALLOW, 0 },

@@ -310,6 +310,13 @@ derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errl
 		return -1;
 	}
 	/*
+	 * Before any session is forked with it, and before tls_init, which
+	 * must stay last: a failed load changes nothing, a loaded libwrap
+	 * stays loaded whatever follows.
+	 */
+	if (cfg->tcp_wrappers && tcpwrap_load(err, errlen) != 0)
+		return -1;
+	/*
 	 * The FTPS certificate (and the check of its key), read again so
 	 * that a renewed certificate is served without a restart; tls_init()
 	 * replaces the context only when all of it is good, so it is the
@@ -317,9 +324,6 @@ derived_build(const struct tw_config *cfg, int reloading, char *err, size_t errl
 	 * (-t checks it).
 	 */
 	if (reloading && tls_init(cfg, err, errlen) != 0)
-		return -1;
-	/* Before any session is forked with it; it stays loaded. */
-	if (cfg->tcp_wrappers && tcpwrap_load(err, errlen) != 0)
 		return -1;
 	/* After every step that may fail: a refused reload keeps the old names. */
 	build_id_names(cfg, &rt);

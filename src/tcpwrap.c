@@ -14,6 +14,7 @@
 #include <tcpd.h>
 
 #include "src/common/hostsrule.h"
+#include "src/common/log.h"
 #include "src/common/util.h"
 
 /* Longest rule (continuation lines joined) and most lines read per table. */
@@ -79,11 +80,12 @@ tcpwrap_load(char *err, size_t errlen)
 			return -1;
 		}
 	}
-	/* Object pointers from dlsym; POSIX makes the function casts valid. */
-	*(void **)&wrap.request_init = sym[0];
-	*(void **)&wrap.hosts_access = sym[1];
-	*(void **)&wrap.sock_hostname = sym[2];
-	*(void **)&wrap.sock_hostaddr = sym[3];
+	/* dlsym answers object pointers; POSIX has a function's address
+	 * representable as one, and memcpy moves it without a cast. */
+	memcpy(&wrap.request_init, &sym[0], sizeof(wrap.request_init));
+	memcpy(&wrap.hosts_access, &sym[1], sizeof(wrap.hosts_access));
+	memcpy(&wrap.sock_hostname, &sym[2], sizeof(wrap.sock_hostname));
+	memcpy(&wrap.sock_hostaddr, &sym[3], sizeof(wrap.sock_hostaddr));
 	wrap.allow_table = sym[4];
 	wrap.deny_table = sym[5];
 	wrap.dry_run = sym[6];
@@ -122,8 +124,10 @@ tcpwrap_allows(const struct sockaddr_storage *client, const struct sockaddr_stor
 
 	/* Loaded before any session with tcp_wrappers=YES (derived_build);
 	 * should it not be, nobody is let in unchecked. */
-	if (wrap.handle == NULL)
+	if (wrap.handle == NULL) {
+		tw_log(TW_LOG_ERR, "tcp_wrappers=YES but libwrap is not loaded: client refused");
 		return 0;
+	}
 	tcpwrap_tables(&allow, &deny);
 	*wrap.allow_table = (char *)allow;
 	*wrap.deny_table = (char *)deny;

@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+import twcerts
 import twhelpers
 from twhelpers import PASSWORDS, TWINFTPD, code, reload_and_wait, retr, wait_until
 
@@ -756,6 +757,12 @@ def test_tcp_wrappers(make_server, tmp_path):
     assert "reload done" in twhelpers.reload_and_wait(srv)
     assert _maps_libwrap(srv.pid)
     assert twhelpers.sent_before_close(srv) == b"421 Service not available.\r\n"
+    # libwrap's answer, not a refusal for want of it: a rule lets in.
+    allow.write_text("twinftpd: %s\n" % twhelpers.HOST)
+    f = srv.ftp("alice")
+    assert f.pwd() == "/"
+    f.quit()
+    assert "libwrap is not loaded" not in srv.log_text()
 
 
 def _maps_libwrap(pid):
@@ -763,15 +770,17 @@ def _maps_libwrap(pid):
         return "/libwrap.so" in fh.read()
 
 
-def test_tcp_wrappers_without_libwrap(make_server, tmp_path):
+def test_tcp_wrappers_without_libwrap(make_server, tmp_path, certs):
     """tcp_wrappers=YES where libwrap cannot be opened (a test build's hook
     names a file that is not there): the start fails and says why, and -t
     reports it as an error. Without tcp_wrappers the same server starts and
     serves; a reload that turns it on is refused, and the sessions after it
-    go on under the old configuration."""
+    go on under the old configuration, FTPS included: the same reload
+    turning ssl_enable off does not take the TLS context with it."""
     missing = str(tmp_path / "libwrap-missing.so.0")
     why = "tcp_wrappers=YES needs libwrap (%s" % missing
-    srv = make_server({"tcp_wrappers": True}, start=False,
+    srv = make_server(twcerts.tls_opts(certs, tcp_wrappers=True, force_local_logins_ssl=False,
+                                      force_local_data_ssl=False), start=False,
                       extra_env={"TW_TEST_LIBWRAP": missing})
     with pytest.raises(AssertionError, match="exited with 1 before listening"):
         srv.start()
@@ -785,12 +794,18 @@ def test_tcp_wrappers_without_libwrap(make_server, tmp_path):
     srv.start()
     f = srv.ftp("alice")
     f.quit()
-    srv.opts["tcp_wrappers"] = True
+    srv.opts.update({"tcp_wrappers": True, "ssl_enable": False})
     srv.write_config()
-    assert "reload refused" in twhelpers.reload_and_wait(srv)
-    assert why in srv.log_text()
+    line = twhelpers.reload_and_wait(srv)
+    assert "reload refused" in line and why in line, line
     assert not _maps_libwrap(srv.pid)
     f = srv.ftp("alice")
+    assert f.pwd() == "/"
+    f.quit()
+    f = twhelpers.ReuseFTP_TLS(context=twhelpers.client_context(), timeout=twhelpers.TIMEOUT)
+    f.connect(twhelpers.HOST, srv.port)
+    assert f.auth().startswith("234")
+    f.login("alice", PASSWORDS["alice"])
     assert f.pwd() == "/"
     f.quit()
 
