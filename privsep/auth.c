@@ -800,6 +800,24 @@ session_close(const struct tw_config *cfg, pam_handle_t *ph, const char *user, p
 }
 
 /*
+ * A PAM child about to write a login record: from now on termination
+ * signals are ignored, so that nothing but the monitor's byte or end
+ * stops it before it has written the logout. A service manager stopping
+ * every process of the service ends the monitors, whose end closes the
+ * sessions. Set before the record, not once the answer is written: a
+ * SIGTERM sent after the login succeeded could reach the child before it
+ * got there (it runs at nice 10), and kill it with its session open and
+ * no logout written.
+ */
+static void
+session_signals_ignore(void)
+{
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+}
+
+/*
  * A PAM child that may hold a session, first: it lets go of every
  * descriptor of the monitor's (the control connection, the workers'
  * channels) but fd and the log's, before PAM runs, so that what the
@@ -824,9 +842,8 @@ session_child_fds(int fd)
  * The PAM child once its answer is written: keeps the session open until
  * the monitor's byte or its end (EOF), then closes it and exits. The
  * password goes first: PAM keeps it (PAM_AUTHTOK), and so did the fork's
- * copy of the monitor's buffer. Termination signals are ignored: a
- * service manager stopping every process of the service ends the
- * monitors, whose end closes the sessions.
+ * copy of the monitor's buffer. Termination signals are already ignored
+ * (session_signals_ignore()).
  */
 static void __attribute__((noreturn))
 session_hold(const struct tw_config *cfg, pam_handle_t *ph, const char *user, char *pass,
@@ -836,9 +853,6 @@ session_hold(const struct tw_config *cfg, pam_handle_t *ph, const char *user, ch
 
 	(void)pam_set_item(ph, PAM_AUTHTOK, NULL);
 	explicit_bzero(pass, strlen(pass));
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGINT, SIG_IGN);
 	while (read(fd, &c, 1) < 0 && errno == EINTR)
 		;
 	session_close(cfg, ph, user, monitor);
@@ -965,6 +979,7 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 				 * the logout's wtmp record: SIGXFSZ is ignored
 				 * (main.c). */
 				rlimits_read(before);
+				session_signals_ignore();
 				a.result = session_open(cfg, ph, user, monitor);
 				rlimits_changed(before, &a.u);
 			}
