@@ -203,7 +203,7 @@ tw_stack_trim(void)
 }
 
 /* tw_sched_idle's nap (util.h). */
-#define TW_IDLE_NAP_MS 1
+#define TW_IDLE_NAP_MS 20
 
 void
 tw_sched_idle(void)

@@ -87,12 +87,18 @@ void tw_stack_trim(void);
  * whose policy it lowered, and its queue may be empty while the other
  * CPU's holds the sessions still to answer; sleeping hands the CPU over
  * (the load balancer pulls them), and the exit runs when the CPU is
- * idle. 300 QUITs at once, in a fresh network namespace each (bench/
- * RESULTS.md, A/B): 0.10-0.11 s without the nap, 0.06-0.08 s with it.
- * Best effort. Not the monitor: it holds the control connection and its
- * exit is what the listener counts, so the client's end of file and the
- * freed slot (max_clients, max_per_ip) come together, as they must for a
- * client that reconnects at once.
+ * idle. SCHED_IDLE counts only among the server's own processes: a
+ * daemon runs in a scheduling group of its own (its session's autogroup,
+ * or its service's cgroup), which competes with other groups as one, so
+ * the nap, 20 ms, is what keeps the exits of a burst of QUITs from
+ * taking turns with the clients' other work on the machine while later
+ * replies are still due. 300 QUITs at once, the server in its own
+ * session (bench/RESULTS.md, stop 34): 0.03-0.07 s with a 1 ms nap,
+ * 0.011 s with 20 ms. The session's end (the client's end of file, its
+ * slot) comes that much later. Best effort. Not the monitor: it holds
+ * the control connection and its exit is what the listener counts, so
+ * the client's end of file and the freed slot come together, as they
+ * must for a client that reconnects at once.
  */
 void tw_sched_idle(void);
 
