@@ -38,15 +38,17 @@ run_suite() {
 	[ "$rc" = 0 ] || [ "$fail" != 0 ] || total_fail=$((total_fail + 1))
 }
 
+# Per-test PAM services go to /etc/pam.d, not through pam_wrapper, whose
+# per-process directories collide when logins run at once (see
+# tests/e2e/twhelpers.py).
+export TW_E2E_PAM=etc
 run_suite build-test -Dtest_hooks=true
 # LeakSanitizer needs ptrace, which the sandbox forbids; ASan and UBSan
 # still check every access. Findings abort the process (and fail tests).
 # verify_asan_link_order=0: the e2e tests preload nss_wrapper before the
-# runtime. TW_E2E_PAM=etc: pam_wrapper cannot run under ASan (see
-# tests/e2e/twhelpers.py), so per-test PAM services go to /etc/pam.d.
+# runtime.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:verify_asan_link_order=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-export TW_E2E_PAM=etc
 # The package test builds its own binary from the sources: once is enough.
 test_args="--no-suite deb"
 run_suite build-asan -Dtest_hooks=true -Db_sanitize=address,undefined -Db_lundef=false

@@ -98,7 +98,7 @@ def server(make_server):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    # TW_E2E_PAM=etc runs put per-test PAM services in /etc/pam.d; a test
+    # The e2e runs put per-test PAM services in /etc/pam.d (twhelpers); a test
     # that failed half-way must not leave one behind. Only this run's:
     # another run on the machine may be using its own.
     for name in sorted(twhelpers.PAM_SERVICES_IN_ETC):

@@ -37,12 +37,18 @@ LIBDIR = "/usr/lib/x86_64-linux-gnu"
 PAM_MATRIX = os.path.join(LIBDIR, "pam_wrapper", "pam_matrix.so")
 # A real PAM module for virtual users (tests/e2e/test_vusers.py).
 PAM_PWDFILE = os.path.join(LIBDIR, "security", "pam_pwdfile.so")
-# ASan cannot run libpam under pam_wrapper (it dlopens it with RTLD_DEEPBIND,
-# which the sanitizer runtime refuses). With TW_E2E_PAM=etc (set by
-# tests/run.sh for the sanitizer build) the per-test PAM service file, the
-# same pam_matrix lines, goes to /etc/pam.d under its unique name for the
-# test's life instead, and the real libpam reads it.
-PAM_IN_ETC = os.environ.get("TW_E2E_PAM") == "etc"
+# The per-test PAM service file (pam_matrix lines) goes to /etc/pam.d under
+# its unique name for the test's life, and the real libpam reads it. The
+# other way, TW_E2E_PAM=wrapper, lets pam_wrapper copy it into a directory
+# /tmp/pam.X of each process that calls pam_start. Not the default: that
+# directory's name comes from the pid (48 + pid % 70, the next letter or
+# digit), so PAM children with near pids pick the same one, two of them
+# can create it at once and share it, and a third that finds the pid file
+# of one that has ended removes it as stale under the other's pam_start:
+# a login refused at random when logins run at once (lftp's --parallel=4
+# met it). Nor can ASan run libpam under pam_wrapper (it dlopens it with
+# RTLD_DEEPBIND, which the sanitizer runtime refuses).
+PAM_IN_ETC = os.environ.get("TW_E2E_PAM", "etc") != "wrapper"
 # The services this run put in /etc/pam.d: removed at its end (conftest.py),
 # and only those, since another run may be using its own meanwhile.
 PAM_SERVICES_IN_ETC = set()
