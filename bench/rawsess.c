@@ -25,7 +25,7 @@
  *                           does)
  *   process-per-session+idle-exit
  *                           the same, but after its 221 the process lowers
- *                           itself to SCHED_IDLE and naps 1 ms before it
+ *                           itself to SCHED_IDLE and naps 20 ms before it
  *                           exits, so the exits wait for the CPU that the
  *                           other replies leave (what twinftpd's worker
  *                           does, tw_sched_idle)
@@ -138,7 +138,7 @@ session(int c, enum server srv)
 				struct sched_param sp = { .sched_priority = 0 };
 
 				(void)sched_setscheduler(0, SCHED_IDLE, &sp);
-				(void)poll(NULL, 0, 1);
+				(void)poll(NULL, 0, 20);
 			}
 			if (quit && srv != PER_SESSION_LATE_EXIT)
 				_exit(0);
@@ -355,9 +355,12 @@ run(enum server srv, int n, double *t_login, double *t_quit)
 		raw_fail("fork");
 	if (pid == 0) {
 		/* The server ends with the harness, whatever ends it; its
-		 * sessions end at their clients' close. */
+		 * sessions end at their clients' close. It runs in a session
+		 * of its own, as compare starts the FTP servers: with
+		 * autogroups, a scheduling group apart from the client's. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
 			_exit(1);
+		(void)setsid();
 		if (srv == ONE_PROCESS)
 			listener_one_process(lfd);
 		listener_per_session(lfd, srv);
