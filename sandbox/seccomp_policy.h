@@ -367,8 +367,8 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(umask), SC_ALLOW, 0 },
 	{ SCMP_SYS(mkdir), SC_ALLOW, 0 },
 	{ SCMP_SYS(mkdirat), SC_ALLOW, 0 },	/* unused: mkdir() on aarch64 (the workers' MKD) */
-	{ SCMP_SYS(unlink), SC_ALLOW, 0 },	/* PAM modules' lock and temporary files (pam_wrapper's in the tests); DELE */
-	{ SCMP_SYS(unlinkat), SC_ALLOW, 0 },	/* unused: the workers' DELE and RMD on aarch64; PAM modules' files (pam_wrapper's in a plain test run) */
+	{ SCMP_SYS(unlink), SC_ALLOW, 0 },	/* PAM modules' lock and temporary files (pam_wrapper's in TW_E2E_PAM=wrapper tests); DELE */
+	{ SCMP_SYS(unlinkat), SC_ALLOW, 0 },	/* unused: the workers' DELE and RMD on aarch64; PAM modules' files (pam_wrapper's in TW_E2E_PAM=wrapper tests) */
 	{ SCMP_SYS(rename), SC_ALLOW, 0 },
 	{ SCMP_SYS(renameat), SC_ALLOW, 0 },	/* unused: rename() on arches without rename (the workers' RNTO) */
 	{ SCMP_SYS(chmod), SC_ALLOW, 0 },
