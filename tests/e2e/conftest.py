@@ -20,7 +20,14 @@ from twcerts import make_cert  # noqa: E402
 TEST_TIMEOUT = int(os.environ.get("TW_E2E_TEST_TIMEOUT", "240"))
 
 
+def _terminated(signum, frame):
+    # meson's timeout ends pytest with SIGTERM: as an interrupt, so that
+    # pytest_sessionfinish still removes this run's PAM services.
+    raise KeyboardInterrupt("SIGTERM")
+
+
 def pytest_sessionstart(session):
+    signal.signal(signal.SIGTERM, _terminated)
     problems = []
     if os.geteuid() != 0:
         problems.append("the e2e tests must run as root (they start twinftpd with privilege separation)")

@@ -36,7 +36,8 @@ def test_suite_mode_all_figures(make_server):
     srv = make_server(dict(ANY_PASV_PORT, chroot_local_user=True))
     n = 5
     # The all-at-once login figure runs anonymously: simultaneous PAM
-    # logins collide inside pam_wrapper (a limit of the test harness).
+    # logins collide inside pam_wrapper under TW_E2E_PAM=wrapper (a limit
+    # of that harness).
     rc, out = _run(["suite", "-h", twhelpers.HOST, "-P", str(srv.port), "-u", "alice",
                     "-p", PASSWORDS["alice"], "-n", str(n), "-s", "1M", "-b",
                     "stor,retr,login,stor-idle,retr-idle,multi-retr,multi-stor,"

@@ -238,9 +238,10 @@ def test_twenty_parallel_tls_clients(make_server, certs):
     want = sha256(put_file(s, "p.bin", 2 * MB))
     errors = []
     # The handshakes and the transfers run in parallel; the PAM logins one
-    # at a time: pam_wrapper's per-process config dirs collide when many
-    # PAM conversations start at once (test_pool.py), a limit of the test
-    # harness that failed a clean-clone CI run with one "530".
+    # at a time: under TW_E2E_PAM=wrapper, pam_wrapper's per-process
+    # config dirs collide when many PAM conversations start at once
+    # (twhelpers.py), a limit of that harness that failed a clean-clone
+    # CI run with one "530".
     pam = threading.Lock()
 
     def one():

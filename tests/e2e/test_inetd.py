@@ -50,9 +50,10 @@ def listening(port, family):
 
 
 # The super-servers start the daemon with their own idea of its
-# environment, so the launcher sets the test world's (nss_wrapper,
-# pam_wrapper) itself. Its stderr goes to a file: in inetd mode it is the
-# client's socket, and pam_wrapper (not libpam) prints notes there.
+# environment, so the launcher sets the test world's (nss_wrapper, and
+# pam_wrapper under TW_E2E_PAM=wrapper) itself. Its stderr goes to a
+# file: in inetd mode it is the client's socket, and pam_wrapper (not
+# libpam) prints notes there.
 _SETUP = """
 import json, os, sys
 with open(sys.argv[1]) as f:

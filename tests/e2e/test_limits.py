@@ -16,9 +16,10 @@ def test_20_parallel_clients(server):
     n = 20
     results = [None] * n
     barrier = threading.Barrier(n, timeout=60)
-    # Logged in one after another: pam_wrapper's per-process config dirs
-    # collide when many PAM processes start in the same instant (a limit
-    # of the test harness, not of the server); the transfers are parallel.
+    # Logged in one after another: under TW_E2E_PAM=wrapper, pam_wrapper's
+    # per-process config dirs collide when many PAM processes start in the
+    # same instant (a limit of that harness, not of the server); the
+    # transfers are parallel.
     sessions = [server.ftp("alice" if i % 2 else "bob") for i in range(n)]
 
     def client(i):

@@ -276,8 +276,8 @@ def test_burst_larger_than_pool(make_server):
         try:
             assert _greeting(c) == 220
             # Anonymous: twenty PAM logins at once exceed what pam_wrapper
-            # can do (its per-process config dirs collide), and the burst
-            # is about the pool, not PAM.
+            # can do under TW_E2E_PAM=wrapper (its per-process config dirs
+            # collide), and the burst is about the pool, not PAM.
             c.login("anonymous", "burst@example.org")
             assert c.cmd("NOOP")[0] == 200
             results[i] = "ok"

@@ -1,7 +1,8 @@
 """Helpers for the twinftpd end-to-end tests.
 
 A Server is one running daemon with its own hermetic world: fake users
-through nss_wrapper, passwords through pam_wrapper/pam_matrix, homes,
+through nss_wrapper, passwords through pam_matrix (a service of the
+test's own in /etc/pam.d, or through pam_wrapper), homes,
 an anonymous root, an empty secure_chroot_dir, a log file and a config
 file, all under one temporary directory. The daemon runs as root in the
 foreground; stop() sends SIGTERM and checks that no session process of
@@ -777,7 +778,8 @@ class BannerBurst:
                     code_, lines = c.reply()
                     assert code_ == 220, lines
                     # Anonymous: many PAM logins at once exceed what
-                    # pam_wrapper can do (test_pool.py says why).
+                    # pam_wrapper can do under TW_E2E_PAM=wrapper (see
+                    # PAM_IN_ETC).
                     c.login("anonymous", "burst@example.org")
                     assert c.cmd("NOOP")[0] == 200
                     assert c.cmd("QUIT")[0] == 221
