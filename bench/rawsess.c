@@ -25,7 +25,7 @@
  *                           does)
  *   process-per-session+idle-exit
  *                           the same, but after its 221 the process lowers
- *                           itself to SCHED_IDLE and naps 20 ms before it
+ *                           itself to SCHED_IDLE and naps TW_IDLE_NAP_MS before it
  *                           exits, so the exits wait for the CPU that the
  *                           other replies leave (what twinftpd's worker
  *                           does, tw_sched_idle)
@@ -63,6 +63,7 @@
 #include <unistd.h>
 
 #include "raw.h"
+#include "src/common/util.h"
 
 #define MAX_N 5000
 #define MAX_REPS 50
@@ -138,7 +139,7 @@ session(int c, enum server srv)
 				struct sched_param sp = { .sched_priority = 0 };
 
 				(void)sched_setscheduler(0, SCHED_IDLE, &sp);
-				(void)poll(NULL, 0, 20);
+				(void)poll(NULL, 0, TW_IDLE_NAP_MS);
 			}
 			if (quit && srv != PER_SESSION_LATE_EXIT)
 				_exit(0);

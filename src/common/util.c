@@ -202,9 +202,6 @@ tw_stack_trim(void)
 	(void)madvise((void *)bottom, (size_t)(top - bottom), MADV_DONTNEED);
 }
 
-/* tw_sched_idle's nap (util.h). */
-#define TW_IDLE_NAP_MS 20
-
 void
 tw_sched_idle(void)
 {

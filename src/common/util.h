@@ -100,6 +100,7 @@ void tw_stack_trim(void);
  * the client's end of file and the freed slot come together, as they
  * must for a client that reconnects at once.
  */
+#define TW_IDLE_NAP_MS 20
 void tw_sched_idle(void);
 
 /*

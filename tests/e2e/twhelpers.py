@@ -1252,7 +1252,7 @@ class Server:
                 pass
         # pam_wrapper copies the service into /tmp/pam.X; a daemon stopped by a
         # signal leaves it behind. Remove only the ones holding our service.
-        for d in os.listdir("/tmp"):
+        for d in ([] if PAM_IN_ETC else os.listdir("/tmp")):
             if d.startswith("pam.") and len(d) == 5:
                 if os.path.exists(os.path.join("/tmp", d, self.service)):
                     shutil.rmtree(os.path.join("/tmp", d), ignore_errors=True)
