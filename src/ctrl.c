@@ -250,14 +250,31 @@ ctrl_read_line(struct ctrl *c, char *buf, size_t cap, unsigned timeout_s)
 		char *lf;
 		size_t take;
 		long long left = -1;
+		int waking = 0;
 
 		if (deadline) {
 			left = deadline - tw_mono_ms();
 			if (left <= 0)
 				return CTRL_TIMEOUT;
 		}
-		if (wait_readable(c->fd, left) == 0)
-			return CTRL_TIMEOUT;
+		if (c->wake_ms != 0) {
+			long long w = c->wake_ms - tw_mono_ms();
+
+			if (w < 0)
+				w = 0;
+			if (left < 0 || w < left) {
+				left = w;
+				waking = 1;
+			}
+		}
+		if (wait_readable(c->fd, left) == 0) {
+			if (!waking)
+				return CTRL_TIMEOUT;
+			/* Once; the line is still awaited until the deadline. */
+			c->wake_ms = 0;
+			c->wake(c->wake_arg);
+			continue;
+		}
 		/* With SO_OOBINLINE this stops at an urgent mark; the next
 		 * round reads on from it. */
 		n = recv(c->fd, peek, sizeof(peek), MSG_PEEK);

@@ -21,6 +21,13 @@ struct sockaddr_storage;
 /* --- dataconn.c --- */
 void data_close_pasv(struct session *s);
 /*
+ * Reads the monitor's answer to a PASV socket asked for ahead, if one is
+ * due: before any request whose answer the worker waits for.
+ */
+void data_settle(struct session *s);
+/* The same when the answer is there already; never waits. */
+void data_settle_ready(struct session *s);
+/*
  * An address as IPC_PORT_CONNECT and IPC_PROXY_CLIENT carry it: the
  * family (4 or 6), then 16 bytes as 4 x u32 (the port is the caller's).
  */

@@ -19,6 +19,7 @@
 #include "privsep/datasock.h"
 #include "privsep/ipc.h"
 #include "src/common/config.h"
+#include "src/common/monotime.h"
 #include "src/common/runtime.h"
 #include "src/common/sockaddr.h"
 #include "src/common/util.h"
@@ -59,17 +60,14 @@ set_nonblocking(int fd)
 	return 0;
 }
 
-/*
- * Sends a socket request to the monitor; returns the socket it hands
- * back, or -1 with the monitor's errno.
- */
+/* The monitor's answer to a socket request: the socket, or -1 with its errno. */
 static int
-socket_via_monitor(struct session *s, struct ipc_msg *m)
+socket_result(struct session *s, struct ipc_msg *m)
 {
 	uint32_t err;
 
-	if (ipc_send(s->ipc_fd, m) != 0 || ipc_recv(s->ipc_fd, m) != 0 ||
-	    m->type != IPC_FD_RESULT || ipc_get_u32(m, &err) != 0 || ipc_get_end(m) != 0 ||
+	if (ipc_recv(s->ipc_fd, m) != 0 || m->type != IPC_FD_RESULT ||
+	    ipc_get_u32(m, &err) != 0 || ipc_get_end(m) != 0 ||
 	    ipc_check_fd_result(m, err) != 0)
 		die("bad reply from monitor");
 	if (err != 0) {
@@ -77,6 +75,138 @@ socket_via_monitor(struct session *s, struct ipc_msg *m)
 		return -1;
 	}
 	return m->fd;
+}
+
+/*
+ * PASV one step ahead (isolate_network). Each PASV's socket comes from
+ * the monitor: a request and its answer, two process switches while the
+ * client waits for the 227, and under load two waits for a CPU. A client
+ * whose transfers come back to back (a mirror, a download manager,
+ * dkftpbench's robots) waits so at every file. So a PASV that comes
+ * within PASV_AHEAD_MS of the one before asks the monitor for the next
+ * socket right after its own reply, and the next PASV takes that one at
+ * once. The worker keeps it PASV_AHEAD_MS at most: then the wait for the
+ * next command wakes and closes it, and an idle session holds no port of
+ * the pasv range. Anything that connected to it before its PASV (its port
+ * was told to nobody) is turned away when it is taken, as a socket made
+ * then would have nothing queued.
+ */
+#define PASV_AHEAD_MS 1000
+/* A socket made ahead that keeps getting connections is not used. */
+#define PASV_AHEAD_DRAIN 8
+/*
+ * A session holds two ports of the pasv range while it works ahead: only
+ * in a range this wide (or with none, pasv_min_port and pasv_max_port 0),
+ * where that cannot leave another session without one.
+ */
+#define PASV_AHEAD_MIN_PORTS 1000
+
+void
+data_settle(struct session *s)
+{
+	struct ipc_msg m;
+	int fd;
+
+	if (!s->pasv_ahead_asked)
+		return;
+	s->pasv_ahead_asked = 0;
+	fd = socket_result(s, &m);
+	/* Sockets from the monitor arrive blocking. */
+	if (fd >= 0 && set_nonblocking(fd) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	s->pasv_ahead = fd;
+}
+
+void
+data_settle_ready(struct session *s)
+{
+	struct pollfd p = { s->ipc_fd, POLLIN, 0 };
+
+	if (s->pasv_ahead_asked && poll(&p, 1, 0) == 1)
+		data_settle(s);
+}
+
+/* The wait for the next command woke: the socket made ahead goes. */
+static void
+pasv_ahead_drop(void *arg)
+{
+	struct session *s = arg;
+
+	data_settle(s);
+	if (s->pasv_ahead >= 0) {
+		close(s->pasv_ahead);
+		s->pasv_ahead = -1;
+	}
+}
+
+/* The socket made ahead, when there is one still fresh; or -1. */
+static int
+pasv_ahead_take(struct session *s)
+{
+	int fd, i;
+
+	data_settle(s);
+	fd = s->pasv_ahead;
+	s->pasv_ahead = -1;
+	s->ctrl.wake_ms = 0;
+	if (fd < 0)
+		return -1;
+	if (tw_mono_ms() - s->pasv_ahead_ms >= PASV_AHEAD_MS) {
+		close(fd);
+		return -1;
+	}
+	for (i = 0; i < PASV_AHEAD_DRAIN; i++) {
+		int early = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (early < 0)
+			break;
+		close(early);
+	}
+	if (i == PASV_AHEAD_DRAIN) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* After a PASV's reply: the next one's socket, when transfers come back to back. */
+static void
+pasv_ahead_ask(struct session *s)
+{
+	struct ipc_msg m;
+	long long now = tw_mono_ms(), last = s->pasv_last_ms;
+	unsigned lo, hi;
+
+	s->pasv_last_ms = now;
+	config_pasv_range(s->cfg, &lo, &hi);
+	if (tw_rt.netns_fd < 0 || last == 0 || now - last >= PASV_AHEAD_MS ||
+	    s->pasv_ahead >= 0 || s->pasv_ahead_asked ||
+	    (lo != 0 && hi - lo + 1 < PASV_AHEAD_MIN_PORTS))
+		return;
+	ipc_init(&m, IPC_PASV_LISTEN);
+	if (ipc_send(s->ipc_fd, &m) != 0)
+		return;
+	s->pasv_ahead_asked = 1;
+	s->pasv_ahead_ms = now;
+	s->ctrl.wake = pasv_ahead_drop;
+	s->ctrl.wake_arg = s;
+	s->ctrl.wake_ms = now + PASV_AHEAD_MS;
+}
+
+/*
+ * Sends a socket request to the monitor; returns the socket it hands
+ * back, or -1 with the monitor's errno.
+ */
+static int
+socket_via_monitor(struct session *s, struct ipc_msg *m)
+{
+	/* The answer to a socket asked for ahead comes first. */
+	data_settle(s);
+	if (ipc_send(s->ipc_fd, m) != 0)
+		die("bad reply from monitor");
+	return socket_result(s, m);
 }
 
 void
@@ -125,8 +255,11 @@ pasv_listen(struct session *s, unsigned *port_out)
 
 	if (tw_rt.netns_fd < 0)
 		return datasock_pasv_listen(s->cfg, &s->local, port_out);
-	ipc_init(&m, IPC_PASV_LISTEN);
-	fd = socket_via_monitor(s, &m);
+	fd = pasv_ahead_take(s);
+	if (fd < 0) {
+		ipc_init(&m, IPC_PASV_LISTEN);
+		fd = socket_via_monitor(s, &m);
+	}
 	if (fd < 0)
 		return -1;
 	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0 || set_nonblocking(fd) != 0) {
@@ -218,6 +351,7 @@ data_cmd_pasv(struct session *s, int extended, const char *arg)
 		ctrl_reply(&s->ctrl, 229, "Entering Extended Passive Mode (|||%u|)", port);
 	else
 		reply_pasv(s, port);
+	pasv_ahead_ask(s);
 }
 
 /*

@@ -91,6 +91,8 @@ worker_chown_upload(struct session *s, int file)
 	struct ipc_msg m;
 	uint32_t err;
 
+	/* The answer to a socket asked for ahead comes first. */
+	data_settle(s);
 	ipc_init(&m, IPC_CHOWN_UPLOAD);
 	m.fd = file;
 	if (ipc_send(s->ipc_fd, &m) != 0 || ipc_recv(s->ipc_fd, &m) != 0 ||
@@ -114,6 +116,7 @@ session_init(struct session *s, const struct tw_config *cfg, int ctrl_fd, int ip
 	s->cfg = cfg;
 	s->ipc_fd = ipc_fd;
 	s->pasv_fd = -1;
+	s->pasv_ahead = -1;
 	s->mlst_facts = MLST_ALL;
 	ctrl_init(&s->ctrl, ctrl_fd);
 }
@@ -160,6 +163,8 @@ worker_start_tls(struct session *s)
 static void
 read_command(struct session *s, char *line, size_t cap)
 {
+	/* A socket asked for ahead is held here, not in the IPC queue. */
+	data_settle_ready(s);
 	switch (ctrl_read_line(&s->ctrl, line, cap, s->cfg->idle_session_timeout)) {
 	case CTRL_LINE:
 		return;

@@ -48,6 +48,15 @@ struct ctrl {
 	 */
 	char *pending;
 	size_t pending_len;
+	/*
+	 * While ctrl_read_line waits for a line, wake(wake_arg) runs once at
+	 * wake_ms (CLOCK_MONOTONIC; 0: never), and the wait goes on: for
+	 * what the session holds only for a while (dataconn.c's PASV socket
+	 * made ahead). Not over TLS (the pre-login worker holds nothing).
+	 */
+	long long wake_ms;
+	void (*wake)(void *arg);
+	void *wake_arg;
 };
 
 /* Facts the monitor hands to a post-login worker. */
@@ -85,6 +94,16 @@ struct session {
 	int epsv_all;
 
 	int pasv_fd;			/* listening passive socket, or -1 */
+	/*
+	 * Under isolate_network, the next PASV's socket asked of the monitor
+	 * ahead while transfers come back to back (dataconn.c): the socket,
+	 * or -1; whether its answer is still to be read; when it was asked
+	 * for, and when the last PASV came (CLOCK_MONOTONIC ms).
+	 */
+	int pasv_ahead;
+	int pasv_ahead_asked;
+	long long pasv_ahead_ms;
+	long long pasv_last_ms;
 	int port_set;
 	struct sockaddr_storage port_addr;
 

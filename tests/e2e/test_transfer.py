@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+import twhelpers
+
 from twhelpers import (HOST, PASSWORDS, USERS, abor_codes, abor_replies, code, data_cmd_sent,
                        ftp_on_socket, lock_waiters, open_data, parse_mlsx, rc,
                        recv_all, retr, sha256, sha256_file, stor, tree_snapshot, wait_until,
@@ -579,6 +581,84 @@ def test_pasv_with_a_port_of_the_range_bound_elsewhere(make_server):
         f.close()
     finally:
         blocker.close()
+
+
+def _listening_ports_of(pid):
+    """The local ports of the listening TCP sockets pid holds (read from this
+    namespace's /proc/net: an isolated worker's sockets come from its
+    monitor, in the listener's namespace)."""
+    inodes = {v[len("socket:["):-1] for v in twhelpers.proc_fds(pid).values()
+              if v.startswith("socket:[")}
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as t:
+            for line in t.readlines()[1:]:
+                f = line.split()
+                if f[3] == "0A" and f[9] in inodes:
+                    ports.append(int(f[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _pasv_port(reply):
+    nums = reply[reply.index("(") + 1:reply.index(")")].split(",")
+    return int(nums[4]) * 256 + int(nums[5])
+
+
+def test_pasv_socket_made_ahead_for_back_to_back_transfers(make_server):
+    """Under isolate_network every PASV socket comes from the monitor. When
+    transfers come back to back, the worker asks for the next one right
+    after a PASV's reply, and the next PASV answers with it at once. A
+    connection made to it before its PASV (nobody knew its port) is turned
+    away, not taken for the client's; and a session that goes idle gives
+    the port back within about a second."""
+    s = make_server({"pasv_min_port": 0, "pasv_max_port": 0})
+    data = os.urandom(20000)
+    s.put("ahead.bin", data)
+    f = s.ftp("alice")
+    mon = s.session_of(f.sock.getsockname()[1])
+    worker = wait_until(lambda: (lambda k: k[0] if len(k) == 1 and
+                                 twhelpers.proc_ids(k[0], "Uid")[0] == USERS["alice"]
+                                 else None)(twhelpers.workers(mon)),
+                        10, what="alice's worker")
+    # Transfers back to back until the worker holds a socket made ahead (a
+    # stall of over a second between two of them on a busy machine only
+    # means one more round).
+    ahead = None
+    for i in range(10):
+        got, _, final = retr(f, "RETR ahead.bin")
+        assert got == data and code(final) == 226, i
+        try:
+            ahead = wait_until(lambda: _listening_ports_of(worker), 0.5,
+                               what="a socket made ahead")
+            break
+        except AssertionError:
+            continue
+    assert ahead is not None and len(ahead) == 1, "no socket made ahead in 10 transfers"
+    # A stranger connects to it first: it is turned away at the PASV, and
+    # the client's own connection gets the file.
+    early = socket.create_connection((HOST, ahead[0]), timeout=5)
+    try:
+        reply = f.sendcmd("PASV")
+        if _pasv_port(reply) == ahead[0]:
+            early.settimeout(5)
+            try:
+                assert early.recv(1) == b""
+            except ConnectionResetError:
+                pass
+        conn = socket.create_connection((HOST, _pasv_port(reply)), timeout=10)
+        f.sock.sendall(b"RETR ahead.bin\r\n")
+        assert code(f.getmultiline()) in (125, 150)
+        assert recv_all(conn) == data
+        conn.close()
+        assert code(f.getmultiline()) == 226
+    finally:
+        early.close()
+    # Idle: the socket made ahead after that PASV goes within a second.
+    wait_until(lambda: _listening_ports_of(worker) == [], 10,
+               what="the worker's socket made ahead to be closed")
+    got, _, final = retr(f, "RETR ahead.bin")
+    assert got == data and code(final) == 226
+    f.close()
 
 
 def test_pasv_range_bounds_swapped(make_server):
