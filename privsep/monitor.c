@@ -10,6 +10,7 @@
  * session's processes is src/session.c's.
  */
 #include "privsep/monitor.h"
+#include "tw_build.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -200,15 +202,25 @@ monitor_abort(struct monitor *mon, const char *why)
 	return MONITOR_EXIT_CRASH;
 }
 
+static int monitor_worker_gone(struct monitor *mon);
+
 static int
 monitor_reply_u32(struct monitor *mon, enum ipc_type type, uint32_t v, int fd)
 {
 	struct ipc_msg m;
+	int rc;
 
 	ipc_init(&m, type);
 	ipc_put_u32(&m, v);
 	m.fd = fd;
-	if (ipc_send(mon->ipc_fd, &m) != 0)
+	rc = ipc_send(mon->ipc_fd, &m);
+	/*
+	 * A worker that asked ahead (a PASV socket, dataconn.c) may end
+	 * before the answer: how it ended says whether that was a crash.
+	 */
+	if (rc == IPC_E_EOF)
+		return monitor_worker_gone(mon);
+	if (rc != 0)
 		return monitor_abort(mon, "worker gone");
 	return MONITOR_CONTINUE;
 }
@@ -491,6 +503,17 @@ monitor_handle_pasv_listen(struct monitor *mon, struct ipc_msg *m)
 		return monitor_abort(mon, "malformed PASV_LISTEN request");
 	if (tw_rt.netns_fd < 0)
 		return monitor_abort(mon, "PASV_LISTEN request without isolate_network");
+#if TW_TEST_HOOKS
+	/* e2e: a monitor slow to answer, so that a worker that asked ahead
+	 * can end first (dataconn.c). */
+	if (getenv("TW_TEST_PASV_ANSWER_MS") != NULL) {
+		long ms = strtol(getenv("TW_TEST_PASV_ANSWER_MS"), NULL, 10);
+		struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+
+		if (ms > 0 && ms < 10000)
+			(void)nanosleep(&t, NULL);
+	}
+#endif
 	return monitor_reply_fd(mon, datasock_pasv_listen(mon->cfg, &mon->local, &port));
 }
 

@@ -25,8 +25,11 @@ void data_close_pasv(struct session *s);
  * due: before any request whose answer the worker waits for.
  */
 void data_settle(struct session *s);
-/* The same when the answer is there already; never waits. */
-void data_settle_ready(struct session *s);
+/*
+ * Before each command: takes the answer when it is there already (never
+ * waits), and closes a socket made ahead that has outlived its second.
+ */
+void data_ahead_tend(struct session *s);
 /*
  * An address as IPC_PORT_CONNECT and IPC_PROXY_CLIENT carry it: the
  * family (4 or 6), then 16 bytes as 4 x u32 (the port is the caller's).

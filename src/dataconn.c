@@ -85,11 +85,14 @@ socket_result(struct session *s, struct ipc_msg *m)
  * dkftpbench's robots) waits so at every file. So a PASV that comes
  * within PASV_AHEAD_MS of the one before asks the monitor for the next
  * socket right after its own reply, and the next PASV takes that one at
- * once. The worker keeps it PASV_AHEAD_MS at most: then the wait for the
- * next command wakes and closes it, and an idle session holds no port of
- * the pasv range. Anything that connected to it before its PASV (its port
- * was told to nobody) is turned away when it is taken, as a socket made
- * then would have nothing queued.
+ * once. Unused PASV_AHEAD_MS after it was asked for, it is closed: by
+ * the wait for the next command, which wakes for it, so that an idle
+ * session holds no port of the pasv range, or at the next command after
+ * a transfer that outlasted it. Anything that connected to it before its
+ * PASV (its port was told to nobody) is turned away when it is taken, as
+ * a socket made then would have nothing queued. A worker may end before
+ * the answer comes: its monitor takes that for the session's end
+ * (monitor_reply_u32).
  */
 #define PASV_AHEAD_MS 1000
 /* A socket made ahead that keeps getting connections is not used. */
@@ -119,15 +122,6 @@ data_settle(struct session *s)
 	s->pasv_ahead = fd;
 }
 
-void
-data_settle_ready(struct session *s)
-{
-	struct pollfd p = { s->ipc_fd, POLLIN, 0 };
-
-	if (s->pasv_ahead_asked && poll(&p, 1, 0) == 1)
-		data_settle(s);
-}
-
 /* The wait for the next command woke: the socket made ahead goes. */
 static void
 pasv_ahead_drop(void *arg)
@@ -138,6 +132,20 @@ pasv_ahead_drop(void *arg)
 	if (s->pasv_ahead >= 0) {
 		close(s->pasv_ahead);
 		s->pasv_ahead = -1;
+	}
+}
+
+void
+data_ahead_tend(struct session *s)
+{
+	struct pollfd p = { s->ipc_fd, POLLIN, 0 };
+
+	if (s->pasv_ahead_asked && poll(&p, 1, 0) == 1)
+		data_settle(s);
+	/* Held past its second (through a transfer, or queued commands). */
+	if (s->pasv_ahead >= 0 && tw_mono_ms() - s->pasv_ahead_ms >= PASV_AHEAD_MS) {
+		pasv_ahead_drop(s);
+		s->ctrl.wake_ms = 0;
 	}
 }
 
@@ -160,15 +168,18 @@ pasv_ahead_take(struct session *s)
 	for (i = 0; i < PASV_AHEAD_DRAIN; i++) {
 		int early = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-		if (early < 0)
+		if (early >= 0) {
+			close(early);
+			continue;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return fd;
+		if (errno != ECONNABORTED && errno != EINTR)
 			break;
-		close(early);
 	}
-	if (i == PASV_AHEAD_DRAIN) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	/* Still something queued, or it could not be looked at: a new one. */
+	close(fd);
+	return -1;
 }
 
 /* After a PASV's reply: the next one's socket, when transfers come back to back. */

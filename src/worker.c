@@ -164,7 +164,7 @@ static void
 read_command(struct session *s, char *line, size_t cap)
 {
 	/* A socket asked for ahead is held here, not in the IPC queue. */
-	data_settle_ready(s);
+	data_ahead_tend(s);
 	switch (ctrl_read_line(&s->ctrl, line, cap, s->cfg->idle_session_timeout)) {
 	case CTRL_LINE:
 		return;
