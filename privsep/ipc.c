@@ -199,8 +199,13 @@ recv_datagram(int sock, struct iovec *iov, size_t n, size_t cap, int *fds, int *
 	do {
 		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	} while (r < 0 && errno == EINTR);
+	/*
+	 * ECONNRESET: the peer closed with datagrams of ours still unread
+	 * (a worker that ended with the answer to a request it made ahead
+	 * in its queue, dataconn.c). It is the end all the same.
+	 */
 	if (r < 0)
-		return IPC_E_IO;
+		return errno == ECONNRESET ? IPC_E_EOF : IPC_E_IO;
 	*nfds = recv_collect_fds(&msg, fds, IPC_MAX_RECV_FDS, fd_bad);
 	if (msg.msg_flags & MSG_CTRUNC)
 		*fd_bad = 1;

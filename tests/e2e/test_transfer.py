@@ -688,6 +688,26 @@ def test_pasv_socket_made_ahead_for_back_to_back_transfers(make_server):
     f.close()
 
 
+def _sessions_asking_ahead(s, n, end):
+    """n sessions of alice that each make two PASVs within a second (the
+    second asks ahead for the next socket) and then end(f); each one's
+    monitor is waited for. Then the address must still be greeted: a
+    session counted bad (source_penalty_sessions=2) would have it refused."""
+    for i in range(n):
+        f = s.ftp("alice")
+        mon = s.session_of(f.sock.getsockname()[1])
+        assert f.sendcmd("PASV").startswith("227"), i
+        assert f.sendcmd("PASV").startswith("227"), i
+        end(f)
+        wait_until(lambda: (twhelpers.proc_stat(mon) or (0, "Z"))[1] == "Z", 10,
+                   what="monitor %d's end" % mon)
+    c = socket.create_connection((HOST, s.port), timeout=10)
+    try:
+        assert c.makefile("rb").readline().startswith(b"220")
+    finally:
+        c.close()
+
+
 def test_worker_ending_before_its_answer_ahead_is_no_crash(make_server):
     """A worker that asked ahead for a PASV socket (its second PASV within
     a second) may end, at QUIT, before its monitor answers. To the monitor
@@ -698,22 +718,29 @@ def test_worker_ending_before_its_answer_ahead_is_no_crash(make_server):
     s = make_server({"pasv_min_port": 0, "pasv_max_port": 0,
                      "source_penalty_sessions": 2},
                     extra_env={"TW_TEST_PASV_ANSWER_MS": "400"})
-    for i in range(3):
-        f = s.ftp("alice")
-        mon = s.session_of(f.sock.getsockname()[1])
-        assert f.sendcmd("PASV").startswith("227"), i
-        assert f.sendcmd("PASV").startswith("227"), i
+    def quit(f):
         f.sock.sendall(b"QUIT\r\n")
-        assert code(f.getmultiline()) == 221, i
+        assert code(f.getmultiline()) == 221
         f.close()
-        wait_until(lambda: (twhelpers.proc_stat(mon) or (0, "Z"))[1] == "Z", 10,
-                   what="monitor %d's end" % mon)
+    _sessions_asking_ahead(s, 3, quit)
     assert "worker gone" not in s.log_text()
-    c = socket.create_connection((HOST, s.port), timeout=10)
-    try:
-        assert c.makefile("rb").readline().startswith(b"220")
-    finally:
-        c.close()
+
+
+def test_client_gone_with_an_answer_ahead_unread_is_no_crash(make_server):
+    """The client hangs up (no QUIT) while its worker waits for the next
+    command, the answer to the socket it asked for ahead unread in its IPC
+    queue. The worker ends on the hang-up; its monitor's next read gets
+    ECONNRESET (a peer that closed with data unread), which is the
+    session's normal end, not a bad session: with
+    source_penalty_sessions=2, the address would otherwise be refused."""
+    s = make_server({"pasv_min_port": 0, "pasv_max_port": 0,
+                     "source_penalty_sessions": 2})
+    def hang_up(f):
+        time.sleep(0.2)         # the answer is in the worker's queue by now
+        f.sock.close()
+        f.file.close()
+    _sessions_asking_ahead(s, 4, hang_up)
+    assert "bad IPC message" not in s.log_text()
 
 
 def test_pasv_range_bounds_swapped(make_server):

@@ -944,6 +944,33 @@ test_recv_empty(void)
 	close(pfd[1]);
 }
 
+/*
+ * A peer that closes with our datagrams still unread in its queue (a
+ * worker that ended before reading an answer it asked for ahead): the
+ * kernel reports ECONNRESET, and it is the end, not an I/O error.
+ */
+static void
+test_recv_peer_closed_unread(void)
+{
+	unsigned char rec[4];
+	struct ipc_msg m;
+	int sv[2], fd = 99;
+
+	CHECK_INT(ipc_socketpair(sv), 0);
+	build_login(&m, "bob", "pw");
+	CHECK_INT(ipc_send(sv[0], &m), 0);
+	close(sv[1]);
+	CHECK_INT(ipc_recv(sv[0], &m), IPC_E_EOF);
+	CHECK_INT(m.fd, -1);
+	close(sv[0]);
+	CHECK_INT(ipc_socketpair(sv), 0);
+	CHECK_INT(ipc_send_record(sv[0], "abcd", 4, -1), 0);
+	close(sv[1]);
+	CHECK_INT(ipc_recv_record(sv[0], rec, sizeof(rec), 0, &fd), IPC_E_EOF);
+	CHECK_INT(fd, -1);
+	close(sv[0]);
+}
+
 /* Raw datagrams a hostile peer could send. */
 static void
 test_recv_rejects(void)
@@ -1298,6 +1325,7 @@ main(void)
 	test_send_refusals();
 	test_recv_rejects();
 	test_recv_empty();
+	test_recv_peer_closed_unread();
 	test_recv_eintr();
 	test_record_roundtrip();
 	test_record_rejects();
