@@ -506,8 +506,9 @@ monitor_handle_pasv_listen(struct monitor *mon, struct ipc_msg *m)
 #if TW_TEST_HOOKS
 	/* e2e: a monitor slow to answer, so that a worker that asked ahead
 	 * can end first (dataconn.c). */
-	if (getenv("TW_TEST_PASV_ANSWER_MS") != NULL) {
-		long ms = strtol(getenv("TW_TEST_PASV_ANSWER_MS"), NULL, 10);
+	{
+		const char *hook = getenv("TW_TEST_PASV_ANSWER_MS");
+		long ms = hook != NULL ? strtol(hook, NULL, 10) : 0;
 		struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
 
 		if (ms > 0 && ms < 10000)

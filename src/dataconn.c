@@ -60,7 +60,10 @@ set_nonblocking(int fd)
 	return 0;
 }
 
-/* The monitor's answer to a socket request: the socket, or -1 with its errno. */
+/*
+ * The monitor's answer to a socket request: the socket, made non-blocking
+ * here (sockets from the monitor arrive blocking), or -1 with errno.
+ */
 static int
 socket_result(struct session *s, struct ipc_msg *m)
 {
@@ -72,6 +75,10 @@ socket_result(struct session *s, struct ipc_msg *m)
 		die("bad reply from monitor");
 	if (err != 0) {
 		errno = (int)err;
+		return -1;
+	}
+	if (set_nonblocking(m->fd) != 0) {
+		close(m->fd);
 		return -1;
 	}
 	return m->fd;
@@ -108,18 +115,18 @@ void
 data_settle(struct session *s)
 {
 	struct ipc_msg m;
-	int fd;
 
 	if (!s->pasv_ahead_asked)
 		return;
 	s->pasv_ahead_asked = 0;
-	fd = socket_result(s, &m);
-	/* Sockets from the monitor arrive blocking. */
-	if (fd >= 0 && set_nonblocking(fd) != 0) {
-		close(fd);
-		fd = -1;
-	}
-	s->pasv_ahead = fd;
+	s->pasv_ahead = socket_result(s, &m);
+}
+
+/* Whether the socket made ahead has outlived its second. */
+static int
+pasv_ahead_stale(const struct session *s)
+{
+	return tw_mono_ms() - s->pasv_ahead_ms >= PASV_AHEAD_MS;
 }
 
 /* The wait for the next command woke: the socket made ahead goes. */
@@ -133,6 +140,7 @@ pasv_ahead_drop(void *arg)
 		close(s->pasv_ahead);
 		s->pasv_ahead = -1;
 	}
+	s->ctrl.wake_ms = 0;
 }
 
 void
@@ -143,10 +151,8 @@ data_ahead_tend(struct session *s)
 	if (s->pasv_ahead_asked && poll(&p, 1, 0) == 1)
 		data_settle(s);
 	/* Held past its second (through a transfer, or queued commands). */
-	if (s->pasv_ahead >= 0 && tw_mono_ms() - s->pasv_ahead_ms >= PASV_AHEAD_MS) {
+	if (s->pasv_ahead >= 0 && pasv_ahead_stale(s))
 		pasv_ahead_drop(s);
-		s->ctrl.wake_ms = 0;
-	}
 }
 
 /* The socket made ahead, when there is one still fresh; or -1. */
@@ -161,7 +167,7 @@ pasv_ahead_take(struct session *s)
 	s->ctrl.wake_ms = 0;
 	if (fd < 0)
 		return -1;
-	if (tw_mono_ms() - s->pasv_ahead_ms >= PASV_AHEAD_MS) {
+	if (pasv_ahead_stale(s)) {
 		close(fd);
 		return -1;
 	}
@@ -273,7 +279,7 @@ pasv_listen(struct session *s, unsigned *port_out)
 	}
 	if (fd < 0)
 		return -1;
-	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0 || set_nonblocking(fd) != 0) {
+	if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -460,11 +466,6 @@ data_open(struct session *s)
 		return -1;
 	}
 	fd = connect_port(s);
-	/* Sockets from the monitor arrive blocking. */
-	if (fd >= 0 && set_nonblocking(fd) != 0) {
-		close(fd);
-		fd = -1;
-	}
 	if (fd < 0) {
 		ctrl_reply(&s->ctrl, 425, "Failed to establish connection.");
 		return -1;
