@@ -244,24 +244,34 @@ auth_rhost(const char *peer_ip, int reverse, char *out, size_t outsz)
 }
 
 /*
- * In the PAM child: AUTH_OK = authenticated and account valid. With keep
- * (session_support), a success leaves the handle open in *keep, for the
- * session; any other outcome ends it.
+ * In the PAM child: PAM's part of a login, begun before the password
+ * (pam_begin: the client's host name, pam_start, the items) and ended
+ * with it (pam_check). The conversation's data lives here, as long as
+ * the handle does.
  */
-static int
-pam_check(const struct tw_config *cfg, const char *user, const char *pass,
-	  const char *peer_ip, pam_handle_t **keep)
-{
-	struct pam_conv_data d = { user, pass };
-	struct pam_conv conv = { pam_conversation, &d };
-	pam_handle_t *ph = NULL;
-	char rhost[NI_MAXHOST];
-	int rc;
+struct pam_login {
+	struct pam_conv_data d;
+	struct pam_conv conv;
+	pam_handle_t *ph;	/* NULL: not started (AUTH_UNAVAILABLE) */
+	int rc;			/* PAM's answer so far */
+};
 
+static void
+pam_begin(const struct tw_config *cfg, const char *user, const char *peer_ip,
+	  struct pam_login *pl)
+{
+	char rhost[NI_MAXHOST];
+
+	pl->d.user = user;
+	pl->d.pass = "";
+	pl->conv.conv = pam_conversation;
+	pl->conv.appdata_ptr = &pl->d;
+	pl->ph = NULL;
+	pl->rc = PAM_SYSTEM_ERR;
 	/* reverse_lookup_enable: the client's name, else its address. */
 	switch (auth_rhost(peer_ip, cfg->reverse_lookup_enable, rhost, sizeof(rhost))) {
 	case -1:
-		return AUTH_UNAVAILABLE;
+		return;
 	case 1:
 		tw_log(TW_LOG_INFO, "reverse_lookup_enable: PAM is given the host name %s "
 		       "for %s", rhost, peer_ip);
@@ -269,23 +279,41 @@ pam_check(const struct tw_config *cfg, const char *user, const char *pass,
 	default:
 		break;
 	}
-	rc = pam_start(cfg->pam_service_name, user, &conv, &ph);
-	if (rc != PAM_SUCCESS)
-		return AUTH_UNAVAILABLE;
+	if (pam_start(cfg->pam_service_name, user, &pl->conv, &pl->ph) != PAM_SUCCESS) {
+		pl->ph = NULL;
+		return;
+	}
 	/* Modules that limit by source (pam_access, pam_faillock) need the
 	 * client's address: without it no login is checked. */
-	rc = pam_set_item(ph, PAM_RHOST, rhost);
+	pl->rc = pam_set_item(pl->ph, PAM_RHOST, rhost);
+	if (pl->rc == PAM_SUCCESS)
+		pl->rc = pam_set_item(pl->ph, PAM_TTY, "ftp");
+}
+
+/*
+ * In the PAM child: AUTH_OK = authenticated and account valid. With keep
+ * (session_support), a success leaves the handle open in *keep, for the
+ * session; any other outcome ends it.
+ */
+static int
+pam_check(const struct tw_config *cfg, const char *user, const char *pass,
+	  struct pam_login *pl, pam_handle_t **keep)
+{
+	int rc = pl->rc;
+
+	if (pl->ph == NULL)
+		return AUTH_UNAVAILABLE;
+	pl->d.pass = pass;
 	if (rc == PAM_SUCCESS)
-		rc = pam_set_item(ph, PAM_TTY, "ftp");
+		rc = pam_authenticate(pl->ph, PAM_DISALLOW_NULL_AUTHTOK);
 	if (rc == PAM_SUCCESS)
-		rc = pam_authenticate(ph, PAM_DISALLOW_NULL_AUTHTOK);
-	if (rc == PAM_SUCCESS)
-		rc = pam_acct_mgmt(ph, 0);
+		rc = pam_acct_mgmt(pl->ph, 0);
 	if (rc == PAM_SUCCESS && keep != NULL) {
-		*keep = ph;
+		*keep = pl->ph;
 		return AUTH_OK;
 	}
-	pam_end(ph, rc);
+	pam_end(pl->ph, rc);
+	pl->ph = NULL;
 	if (rc == PAM_SUCCESS)
 		return AUTH_OK;
 	if (pam_denied(rc))
@@ -527,20 +555,35 @@ fill_user(const struct tw_config *cfg, const struct passwd *pw, enum login_kind 
 /* Room for one getpwnam_r() entry: a name, a home, a shell, a GECOS. */
 #define AUTH_PW_BUF 16384
 
+/* In the short-lived child: a local login, begun before the password. */
+struct local_login {
+	char buf[AUTH_PW_BUF];
+	struct passwd pwbuf, *pw;
+	int lookup;
+	struct pam_login pam;
+};
+
+static void
+local_login_begin(const struct tw_config *cfg, const char *user, const char *peer_ip,
+		  struct local_login *ll)
+{
+	/* Into a buffer of our own: PAM's lookups cannot overwrite it. */
+	ll->pw = NULL;
+	ll->lookup = getpwnam_r(user, &ll->pwbuf, ll->buf, sizeof(ll->buf), &ll->pw);
+	pam_begin(cfg, user, peer_ip, &ll->pam);
+}
+
 /*
- * In the short-lived child: the whole local login. AUTH_OK = *u filled.
- * Past PAM the password was right: a user the database cannot give or
- * the server refuses to run is the server's matter, not a guess.
+ * The rest of it, with the password. AUTH_OK = *u filled. Past PAM the
+ * password was right: a user the database cannot give or the server
+ * refuses to run is the server's matter, not a guess.
  */
 static int
-local_login(const struct tw_config *cfg, const char *user, const char *pass,
-	    const char *peer_ip, struct auth_user *u, pam_handle_t **keep)
+local_login_finish(const struct tw_config *cfg, const char *user, const char *pass,
+		   struct local_login *ll, struct auth_user *u, pam_handle_t **keep)
 {
-	static char buf[AUTH_PW_BUF];
-	struct passwd pwbuf, *pw = NULL;
-	/* Into a buffer of our own: PAM's lookups cannot overwrite it. */
-	int lookup = getpwnam_r(user, &pwbuf, buf, sizeof(buf), &pw);
-	int rc = pam_check(cfg, user, pass, peer_ip, keep);
+	struct passwd *pw = ll->pw;
+	int rc = pam_check(cfg, user, pass, &ll->pam, keep);
 
 	/* PAM runs for unknown users too, so they cost the same time. */
 	if (rc != AUTH_OK)
@@ -554,8 +597,8 @@ local_login(const struct tw_config *cfg, const char *user, const char *pass,
 		}
 		return fill_user(cfg, pw, LOGIN_GUEST, u) == 0 ? AUTH_OK : AUTH_UNAVAILABLE;
 	}
-	if (lookup != 0) {
-		tw_log(TW_LOG_ERR, "user database, user %s: %s", user, strerror(lookup));
+	if (ll->lookup != 0) {
+		tw_log(TW_LOG_ERR, "user database, user %s: %s", user, strerror(ll->lookup));
 		return AUTH_UNAVAILABLE;
 	}
 	if (pw == NULL)
@@ -901,110 +944,339 @@ auth_session_end(void)
  * over a pipe, so the long-lived monitor never loads them. The child is
  * reaped before the answer counts: no root process that ran PAM lives
  * on beside the user's worker, and the monitor gives up root only then.
+ *
+ * The child may be forked at USER already (auth_ahead_start()): it looks
+ * the user up and starts PAM while the client sends its password, then
+ * waits for the password on its channel, as a length and the bytes. The
+ * client's round trip between USER and PASS hides that part of the
+ * login; what follows the password is the same either way.
  */
+
+/*
+ * How long a child forked at USER waits for the password before it ends
+ * by itself: a client that never sends PASS holds no root process for
+ * the rest of its session. A password typed later takes a child forked
+ * at PASS, as it would have without this.
+ */
+#define AHEAD_WAIT_MS 10000
+
+static int user_config_read(const struct tw_config *cfg, const char *user,
+			    struct tw_config *out, int quiet);
+
+/* In the monitor: a child forked at USER, waiting for the password. */
+static struct {
+	pid_t pid;		/* -1: none */
+	int fd;			/* the monitor's end of the channel */
+	const struct tw_config *base;	/* the monitor's config */
+	int own;		/* forked with the user's own config: own_cfg */
+	char user[IPC_MAX_USER + 1];
+	char peer_ip[INET6_ADDRSTRLEN];
+} ahead TW_PER_PROCESS = { -1, -1, NULL, 0, "", "" };
+/* The user's own config (user_config_dir) the child was forked with: LOGIN
+ * reads the file again, and a child forked with other options is not used. */
+static struct tw_config ahead_own_cfg TW_PER_PROCESS;
+
+/* In the child: the password, from the monitor (ahead_password_send()). */
 static int
-local_login_in_child(const struct tw_config *cfg, const char *user, const char *pass,
-		     const char *peer_ip, struct auth_user *u)
+ahead_password_read(int fd, char *out, size_t outsz)
 {
-	int p[2], status, hold = cfg->session_support;
-	int32_t result = AUTH_UNAVAILABLE;
-	size_t n;
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	uint32_t len;
+	int r;
+
+	while ((r = poll(&pfd, 1, AHEAD_WAIT_MS)) < 0 && errno == EINTR)
+		;
+	if (r != 1 || read_full(fd, &len, sizeof(len)) != sizeof(len) || len >= outsz ||
+	    read_full(fd, out, len) != len)
+		return -1;
+	out[len] = '\0';
+	return 0;
+}
+
+static int
+ahead_password_send(int fd, const char *pass)
+{
+	char msg[sizeof(uint32_t) + IPC_MAX_PASS];
+	uint32_t len = (uint32_t)strlen(pass);
+	int ok;
+
+	if (len > IPC_MAX_PASS)
+		return -1;
+	memcpy(msg, &len, sizeof(len));
+	memcpy(msg + sizeof(len), pass, len);
+	/* A fresh channel's buffer takes it whole: never a short write. */
+	ok = send(fd, msg, sizeof(len) + len, MSG_NOSIGNAL) == (ssize_t)(sizeof(len) + len);
+	explicit_bzero(msg, sizeof(msg));
+	return ok ? 0 : -1;
+}
+
+/*
+ * The PAM child: fd is its end of the channel, where the answer goes.
+ * pass NULL: forked at USER, it reads the password there first. hold:
+ * session_support.
+ */
+static void __attribute__((noreturn))
+auth_child(const struct tw_config *cfg, const char *user, const char *pass,
+	   const char *peer_ip, int fd, int hold)
+{
+	/* The child's own memory: the monitor never touches it. */
+	static struct auth_answer a;
+	static struct local_login ll;
+	static char given[IPC_MAX_PASS + 1];
+	pam_handle_t *ph = NULL;
+	pid_t monitor = getppid();
+	int sent;
+
+	/* One that waits for a password must not hold the client's
+	 * connection open past the session's end either. */
+	if (hold || pass == NULL)
+		session_child_fds(fd);
+	auth_report_fd = fd;
+	auth_report_pid = getpid();
+	sandbox_set_violation_report(auth_report_violation);
+#if TW_TEST_HOOKS
+	/* e2e: a module's call outside the policy (acct: harmless, EPERM). */
+	if (strcmp(user, "tw-hook-pam-sigsys") == 0)
+		(void)syscall(SYS_acct, NULL);
+#endif
+	/*
+	 * The password hash is the heaviest CPU work a server does.
+	 * SCHED_IDLE (weight 3, against 1024 for nice 0; nice 10 is 110)
+	 * runs it only on CPU time that sessions already logged in leave
+	 * over: a hundred hashes at once would otherwise outweigh any
+	 * transfer. Alone, it still gets a whole core.
+	 */
+	{
+		struct sched_param sp = { .sched_priority = 0 };
+
+		/* login_nice's capability is the monitor's, not PAM's. */
+		creds_drop_cap(CAP_SYS_NICE);
+		/*
+		 * Not a child that may hold a session: without the
+		 * capability it could never leave SCHED_IDLE, and on a busy
+		 * machine its logout, which the session's end waits for,
+		 * would wait for idle CPU time. It hashes at the monitor's
+		 * pre-login nice instead.
+		 */
+		if (!hold && sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
+			(void)!nice(10);
+	}
+	memset(&a.u, 0, sizeof(a.u));
+	/* auth_login() checked that it fits. */
+	tw_strlcpy(a.u.name, user, sizeof(a.u.name));
+	local_login_begin(cfg, user, peer_ip, &ll);
+	if (pass == NULL) {
+		/* The monitor's end closed: the session ended before PASS. */
+		if (ahead_password_read(fd, given, sizeof(given)) != 0)
+			_exit(0);
+		pass = given;
+	}
+	a.result = local_login_finish(cfg, user, pass, &ll, &a.u, hold ? &ph : NULL);
+	if (ph != NULL && a.result != AUTH_OK) {
+		pam_end(ph, PAM_SUCCESS);
+	} else if (ph != NULL) {
+		struct rlimit before[AUTH_RLIMITS];
+
+		/* pam_limits' fsize cannot kill this process at the logout's
+		 * wtmp record: SIGXFSZ is ignored (main.c). */
+		rlimits_read(before);
+		session_signals_ignore();
+		a.result = session_open(cfg, ph, user, monitor);
+		rlimits_changed(before, &a.u);
+	}
+	if (a.result != AUTH_OK) {
+		ph = NULL;	/* ended */
+		explicit_bzero(&a.u, sizeof(a.u));
+	}
+	sent = write(fd, &a, AUTH_ANSWER_LEN) == (ssize_t)AUTH_ANSWER_LEN;
+	if (ph != NULL && sent)
+		session_hold(cfg, ph, user, (char *)pass, monitor, fd);
+	if (ph != NULL)
+		session_close(cfg, ph, user, monitor);
+	explicit_bzero(given, sizeof(given));
+	_exit(sent ? 0 : 1);
+}
+
+/* The child, forked; *fd the monitor's end of its channel. -1: no child. */
+static pid_t
+auth_child_fork(const struct tw_config *cfg, const char *user, const char *pass,
+		const char *peer_ip, int *fd)
+{
+	int p[2], hold = cfg->session_support;
 	pid_t pid;
 
-	/* A login refused after its session opened ended it (monitor.c). */
-	auth_session_end();
-	/* session_support: a pair, which also ends the holding child. */
-	if (hold ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0
-		 : pipe2(p, O_CLOEXEC) != 0) {
+	/*
+	 * A pair where the monitor writes too (the password of a child
+	 * forked at USER; session_support's end, which also ends the
+	 * holding child); else a pipe.
+	 */
+	if (hold || pass == NULL ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0
+				 : pipe2(p, O_CLOEXEC) != 0) {
 		tw_log(TW_LOG_ERR, "pipe for PAM: %s", strerror(errno));
-		return AUTH_UNAVAILABLE;
+		return -1;
 	}
 	pid = fork();
 	if (pid < 0) {
 		tw_log(TW_LOG_ERR, "fork for PAM: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
-		return AUTH_UNAVAILABLE;
+		return -1;
 	}
 	if (pid == 0) {
-		/* The child's own memory: the monitor never touches it. */
-		static struct auth_answer a;
-
 		close(p[0]);
-		if (hold)
-			session_child_fds(p[1]);
-		auth_report_fd = p[1];
-		auth_report_pid = getpid();
-		sandbox_set_violation_report(auth_report_violation);
-#if TW_TEST_HOOKS
-		/* e2e: a module's call outside the policy (acct: harmless, EPERM). */
-		if (strcmp(user, "tw-hook-pam-sigsys") == 0)
-			(void)syscall(SYS_acct, NULL);
-#endif
-		/*
-		 * The password hash is the heaviest CPU work a server does.
-		 * SCHED_IDLE (weight 3, against 1024 for nice 0; nice 10 is
-		 * 110) runs it only on CPU time that sessions already logged
-		 * in leave over: a hundred hashes at once would otherwise
-		 * outweigh any transfer. Alone, it still gets a whole core.
-		 */
-		{
-			struct sched_param sp = { .sched_priority = 0 };
-
-			/* login_nice's capability is the monitor's, not PAM's. */
-			creds_drop_cap(CAP_SYS_NICE);
-			/*
-			 * Not a child that may hold a session: without the
-			 * capability it could never leave SCHED_IDLE, and on
-			 * a busy machine its logout, which the session's end
-			 * waits for, would wait for idle CPU time. It hashes
-			 * at the monitor's pre-login nice instead.
-			 */
-			if (!hold && sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
-				(void)!nice(10);
-		}
-		a.u = *u;	/* the name auth_login set */
-		{
-			pam_handle_t *ph = NULL;
-			pid_t monitor = getppid();
-			int sent;
-
-			a.result = local_login(cfg, user, pass, peer_ip, &a.u,
-					       hold ? &ph : NULL);
-			if (ph != NULL && a.result != AUTH_OK) {
-				pam_end(ph, PAM_SUCCESS);
-			} else if (ph != NULL) {
-				struct rlimit before[AUTH_RLIMITS];
-
-				/* pam_limits' fsize cannot kill this process at
-				 * the logout's wtmp record: SIGXFSZ is ignored
-				 * (main.c). */
-				rlimits_read(before);
-				session_signals_ignore();
-				a.result = session_open(cfg, ph, user, monitor);
-				rlimits_changed(before, &a.u);
-			}
-			if (a.result != AUTH_OK) {
-				ph = NULL;	/* ended */
-				explicit_bzero(&a.u, sizeof(a.u));
-			}
-			sent = write(p[1], &a, AUTH_ANSWER_LEN) == (ssize_t)AUTH_ANSWER_LEN;
-			if (ph != NULL && sent)
-				session_hold(cfg, ph, user, (char *)pass, monitor, p[1]);
-			if (ph != NULL)
-				session_close(cfg, ph, user, monitor);
-			_exit(sent ? 0 : 1);
-		}
+		auth_child(cfg, user, pass, peer_ip, p[1], hold);
 	}
 	close(p[1]);
+	*fd = p[0];
+	return pid;
+}
+
+/*
+ * Whether the child forked at USER has ended, reaping it if so: -1 still
+ * waiting; 0 exited (its wait ran out), or none; 1 died of a signal, which
+ * is logged with the SIGSYS report it may have left on its channel.
+ */
+static int
+ahead_ended(void)
+{
+	char report[sizeof(struct auth_sigsys_report)];
+	int status = 0;
+	ssize_t n;
+	pid_t r;
+
+	if (ahead.pid <= 0)
+		return 0;
+	while ((r = waitpid(ahead.pid, &status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (r == 0)
+		return -1;
+	ahead.pid = -1;
+	if (r < 0 || !WIFSIGNALED(status))
+		return 0;
+	n = recv(ahead.fd, report, sizeof(report), MSG_DONTWAIT);
+	auth_child_died(ahead.user, status, report, n);
+	return 1;
+}
+
+void
+auth_ahead_end(void)
+{
+	if (ahead_ended() < 0) {
+		/* It has no password yet: nothing of a login to finish. */
+		(void)kill(ahead.pid, SIGKILL);
+		while (waitpid(ahead.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (ahead.fd >= 0)
+		close(ahead.fd);
+	ahead.pid = -1;
+	ahead.fd = -1;
+	ahead.user[0] = '\0';
+}
+
+/* Whether the waiting child was forked for this login: name, address, options. */
+static int
+ahead_matches(const struct tw_config *cfg, const char *user, const char *peer_ip)
+{
+	if (ahead.pid <= 0 || strcmp(ahead.user, user) != 0 ||
+	    strcmp(ahead.peer_ip, peer_ip) != 0)
+		return 0;
+	/* A file that changed in between, or appeared or went: not this one. */
+	if (ahead.own)
+		return cfg != ahead.base && memcmp(cfg, &ahead_own_cfg, sizeof(*cfg)) == 0;
+	return cfg == ahead.base;
+}
+
+void
+auth_ahead_start(const struct tw_config *cfg, const char *user, const char *peer_ip)
+{
+	const struct tw_config *use = cfg;
+	int own = 0;
+
+	/* What auth_login() would not give to a PAM child. */
+	if (!cfg->local_enable || user[0] == '\0' || strlen(user) >= sizeof(ahead.user) ||
+	    strlen(peer_ip) >= sizeof(ahead.peer_ip) ||
+	    (cfg->anonymous_enable && auth_is_anonymous_name(user))) {
+		auth_ahead_end();
+		return;
+	}
+	if (cfg->user_config_dir[0] != '\0') {
+		/* The waiting child's options are read over. */
+		auth_ahead_end();
+		/* Quiet: LOGIN reads it again and reports what is wrong. */
+		own = user_config_read(cfg, user, &ahead_own_cfg, 1);
+		if (own < 0)
+			return;
+		if (own)
+			use = &ahead_own_cfg;
+	} else if (ahead_matches(cfg, user, peer_ip) && ahead_ended() < 0) {
+		/* The same USER again: the child already waiting is the one. */
+		return;
+	}
+	auth_ahead_end();
+	tw_strlcpy(ahead.user, user, sizeof(ahead.user));
+	tw_strlcpy(ahead.peer_ip, peer_ip, sizeof(ahead.peer_ip));
+	ahead.base = cfg;
+	ahead.own = own;
+	ahead.pid = auth_child_fork(use, user, NULL, peer_ip, &ahead.fd);
+	if (ahead.pid < 0)
+		ahead.user[0] = '\0';
+}
+
+/*
+ * The child forked at USER for this login, given the password: its
+ * channel (*pid its pid); -1 when there is none for this login (a child
+ * is forked now); -2 when it died before the password (logged: the login
+ * could not be checked). None is left waiting either way.
+ */
+static int
+ahead_take(const struct tw_config *cfg, const char *user, const char *pass,
+	   const char *peer_ip, pid_t *pid)
+{
+	int fd = -1, ended;
+
+	if (!ahead_matches(cfg, user, peer_ip)) {
+		auth_ahead_end();
+		return -1;
+	}
+	ended = ahead_ended();
+	if (ended < 0 && ahead_password_send(ahead.fd, pass) == 0) {
+		*pid = ahead.pid;
+		fd = ahead.fd;
+		ahead.pid = -1;
+		ahead.fd = -1;
+	}
+	auth_ahead_end();
+	return ended > 0 ? -2 : fd;
+}
+
+static int
+local_login_in_child(const struct tw_config *cfg, const char *user, const char *pass,
+		     const char *peer_ip, struct auth_user *u)
+{
+	int fd, status, hold = cfg->session_support;
+	int32_t result = AUTH_UNAVAILABLE;
+	size_t n;
+	pid_t pid = -1;
+
+	/* A login refused after its session opened ended it (monitor.c). */
+	auth_session_end();
+	fd = ahead_take(cfg, user, pass, peer_ip, &pid);
+	if (fd == -2)
+		return AUTH_UNAVAILABLE;
+	if (fd < 0) {
+		pid = auth_child_fork(cfg, user, pass, peer_ip, &fd);
+		if (pid < 0)
+			return AUTH_UNAVAILABLE;
+	}
 	/* Straight into *u (the monitor's scratch), then the result. */
-	n = read_full(p[0], u, sizeof(*u));
+	n = read_full(fd, u, sizeof(*u));
 	if (n == sizeof(*u))
-		n += read_full(p[0], &result, sizeof(result));
+		n += read_full(fd, &result, sizeof(result));
 	if (hold && n == AUTH_ANSWER_LEN && result == AUTH_OK) {
 		/* It holds the session now: ended by auth_session_end(). */
 		session_holder = pid;
-		session_fd = p[0];
+		session_fd = fd;
 		if (auth_user_check(u) == 0)
 			return AUTH_OK;
 		/* An answer that does not count: its session ends now. */
@@ -1012,7 +1284,7 @@ local_login_in_child(const struct tw_config *cfg, const char *user, const char *
 		explicit_bzero(u, sizeof(*u));
 		return AUTH_UNAVAILABLE;
 	}
-	close(p[0]);
+	close(fd);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			status = 0;
@@ -1143,13 +1415,18 @@ user_config_name_ok(const char *name)
 static void
 user_config_report(void *ctx, enum cfg_severity sev, const char *msg)
 {
-	(void)ctx;
+	if (ctx != NULL)
+		return;	/* quiet */
 	tw_log(sev == CFG_ERROR ? TW_LOG_ERR : TW_LOG_WARN, "user_config_dir: %s", msg);
 }
 
-int
-auth_user_config(const struct tw_config *cfg, const char *user, struct tw_config *out)
+/* auth_user_config(); quiet: nothing logged (USER's early read). */
+static int
+user_config_read(const struct tw_config *cfg, const char *user, struct tw_config *out,
+		 int quiet)
 {
+	static int quiet_ctx;
+	void *ctx = quiet ? &quiet_ctx : NULL;
 	char path[PATH_MAX];
 	const char *name = cfg->anonymous_enable && auth_is_anonymous_name(user)
 			   ? cfg->ftp_username : user;
@@ -1160,30 +1437,41 @@ auth_user_config(const struct tw_config *cfg, const char *user, struct tw_config
 	if (cfg->user_config_dir[0] == '\0')
 		return 0;
 	if (!user_config_name_ok(name)) {
-		tw_log(TW_LOG_WARN, "login refused: a user name that starts with '.' or holds "
-		       "'/' or a control character names no file of user_config_dir");
+		if (!quiet)
+			tw_log(TW_LOG_WARN, "login refused: a user name that starts with '.' or "
+			       "holds '/' or a control character names no file of "
+			       "user_config_dir");
 		return -1;
 	}
 	if (tw_snprintf(path, sizeof(path), "%s/%s", cfg->user_config_dir, name) < 0) {
-		tw_log(TW_LOG_ERR, "login of %s refused: its user_config_dir path is too long",
-		       name);
+		if (!quiet)
+			tw_log(TW_LOG_ERR, "login of %s refused: its user_config_dir path is "
+			       "too long", name);
 		return -1;
 	}
 	if (stat(path, &st) != 0) {
 		if (errno == ENOENT)
 			return 0;
-		tw_log(TW_LOG_ERR, "login of %s refused: per-user config %s: %s", name, path,
-		       strerror(errno));
+		if (!quiet)
+			tw_log(TW_LOG_ERR, "login of %s refused: per-user config %s: %s", name,
+			       path, strerror(errno));
 		return -1;
 	}
-	errors = config_load_user_file_all(out, path, user_config_report, NULL);
+	errors = config_load_user_file_all(out, path, user_config_report, ctx);
 	if (errors == 0)
-		errors = config_check_all(out, user_config_report, NULL);
+		errors = config_check_all(out, user_config_report, ctx);
 	if (errors != 0) {
-		tw_log(TW_LOG_ERR, "login of %s refused: per-user config %s has %u error%s "
-		       "(see above)", name, path, errors, errors == 1 ? "" : "s");
+		if (!quiet)
+			tw_log(TW_LOG_ERR, "login of %s refused: per-user config %s has %u "
+			       "error%s (see above)", name, path, errors, errors == 1 ? "" : "s");
 		*out = *cfg;
 		return -1;
 	}
 	return 1;
+}
+
+int
+auth_user_config(const struct tw_config *cfg, const char *user, struct tw_config *out)
+{
+	return user_config_read(cfg, user, out, 0);
 }

@@ -94,6 +94,22 @@ int auth_login(const struct tw_config *cfg, const char *user, const char *pass,
 void auth_session_end(void);
 
 /*
+ * At USER, in the monitor: forks the PAM child of a local login of user
+ * now, before the password (which it then waits for), so that the
+ * user's lookup and pam_start overlap the client's way to PASS. cfg is
+ * the config LOGIN will pass auth_login() (the monitor's, or the user's
+ * own in its usual place). Nothing for a name auth_login() would not
+ * give to PAM (anonymous, or local_enable off). An earlier one ends.
+ */
+void auth_ahead_start(const struct tw_config *cfg, const char *user, const char *peer_ip);
+
+/*
+ * Ends the child auth_ahead_start() forked, if auth_login() did not use
+ * it: at every LOGIN's end and the session's. It has no password yet.
+ */
+void auth_ahead_end(void);
+
+/*
  * user_config_dir: *out becomes cfg with the options of the login's
  * per-user file applied (the file named user, or ftp_username for an
  * anonymous login). Returns 1 when a file was applied, 0 when there is

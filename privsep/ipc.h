@@ -66,6 +66,9 @@ enum ipc_type {
 	/* pre-login worker -> monitor, at USER with userlist_enable: may this
 	 * name go on to PASS? Answered with IPC_LOGIN_RESULT. */
 	IPC_USER_CHECK,		/* str user */
+	/* pre-login worker -> monitor, at USER of a local user: the PAM
+	 * child may start now (auth_ahead_start()). No answer. */
+	IPC_USER_AHEAD,		/* str user */
 	IPC_TYPE_COUNT
 };
 

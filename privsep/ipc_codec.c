@@ -33,6 +33,7 @@ const struct ipc_schema ipc_schemas[IPC_TYPE_COUNT] = {
 	[IPC_CHOWN_UPLOAD] = { "CHOWN_UPLOAD", IPC_FD_ALWAYS, 0 },
 	[IPC_CHOWN_RESULT] = { "CHOWN_RESULT", IPC_FD_NEVER, 4 },
 	[IPC_USER_CHECK] = { "USER_CHECK", IPC_FD_NEVER, 4 + IPC_MAX_USER },
+	[IPC_USER_AHEAD] = { "USER_AHEAD", IPC_FD_NEVER, 4 + IPC_MAX_USER },
 };
 
 /* Every schema must fit the transport; checked where the table is. */

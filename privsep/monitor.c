@@ -58,6 +58,7 @@ static int monitor_handle_xferlog(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_proxy_client(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_chown_upload(struct monitor *mon, struct ipc_msg *m);
 static int monitor_handle_user_check(struct monitor *mon, struct ipc_msg *m);
+static int monitor_handle_user_ahead(struct monitor *mon, struct ipc_msg *m);
 
 /* How many times a request may be granted in one session. */
 enum permit_count {
@@ -82,6 +83,9 @@ static const struct permit {
 	{ IPC_TLS_ON, MONITOR_PRELOGIN, PERMIT_ONCE, monitor_handle_tls_on },
 	/* userlist_enable at USER; each refusal is a failed login. */
 	{ IPC_USER_CHECK, MONITOR_PRELOGIN, PERMIT_ANY, monitor_handle_user_check },
+	/* A local user's USER: the PAM child forks now. Each is a fork:
+	 * as many as LOGINs may come. */
+	{ IPC_USER_AHEAD, MONITOR_PRELOGIN, PERMIT_MAX_LOGIN_FAILS, monitor_handle_user_ahead },
 	/* From a dying worker; the session ends with the worker's death. */
 	{ IPC_SANDBOX_VIOLATION, MONITOR_PRELOGIN | MONITOR_POSTLOGIN, PERMIT_ONCE,
 	  monitor_handle_violation },
@@ -191,6 +195,7 @@ monitor_end(struct monitor *mon, int code)
 	(void)monitor_kill_child(&mon->worker);
 	(void)monitor_kill_child(&mon->spare);
 	monitor_drain_relay(mon);
+	auth_ahead_end();
 	auth_session_end();
 	return code;
 }
@@ -335,6 +340,8 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 		mon->user->own_config = own;
 	}
 	explicit_bzero(pass, sizeof(pass));
+	/* Used or not, no child forked at USER outlives a LOGIN. */
+	auth_ahead_end();
 	/* A guest logged in by name and password: the local users' TLS
 	 * rules, as the worker applied at USER (vsftpd's too). */
 	if (rc == AUTH_OK &&
@@ -382,21 +389,41 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
  * refusals close the session; a list that cannot be read refuses every
  * login and closes (vsftpd: "500 OOPS: cannot read user list file").
  */
+/*
+ * A USER request's name into user (IPC_MAX_USER + 1 bytes): MONITOR_CONTINUE,
+ * or the verdict that ends the session (malformed; its option, enabled,
+ * off; after the failures that closed the session, where the worker ended
+ * it, so that only a hostile one asks on).
+ */
+static int
+monitor_user_request(struct monitor *mon, struct ipc_msg *m, char *user, int enabled,
+		     const char *option)
+{
+	const char *name = ipc_schemas[m->type].name;
+	char why[128];
+	size_t ulen;
+
+	if (ipc_get_str(m, user, IPC_MAX_USER + 1, IPC_MAX_USER, &ulen) != 0 ||
+	    ipc_get_end(m) != 0 || ulen == 0)
+		(void)snprintf(why, sizeof(why), "malformed %s request", name);
+	else if (!enabled)
+		(void)snprintf(why, sizeof(why), "%s request without %s", name, option);
+	else if (mon->login_fails >= mon->cfg->max_login_fails)
+		(void)snprintf(why, sizeof(why), "%s request after max_login_fails", name);
+	else
+		return MONITOR_CONTINUE;
+	return monitor_abort(mon, why);
+}
+
 static int
 monitor_handle_user_check(struct monitor *mon, struct ipc_msg *m)
 {
 	char user[IPC_MAX_USER + 1];
-	size_t ulen;
-	int allowed;
+	int allowed, verdict = monitor_user_request(mon, m, user, mon->cfg->userlist_enable,
+						     "userlist_enable");
 
-	if (ipc_get_str(m, user, sizeof(user), IPC_MAX_USER, &ulen) != 0 ||
-	    ipc_get_end(m) != 0 || ulen == 0)
-		return monitor_abort(mon, "malformed USER_CHECK request");
-	if (!mon->cfg->userlist_enable)
-		return monitor_abort(mon, "USER_CHECK request without userlist_enable");
-	/* The worker ends the session at CLOSE: only a hostile one asks on. */
-	if (mon->login_fails >= mon->cfg->max_login_fails)
-		return monitor_abort(mon, "USER_CHECK request after max_login_fails");
+	if (verdict != MONITOR_CONTINUE)
+		return verdict;
 	allowed = auth_userlist_allows(mon->cfg, user);
 	if (allowed > 0)
 		return monitor_reply_u32(mon, IPC_LOGIN_RESULT, IPC_LOGIN_OK, -1);
@@ -411,6 +438,29 @@ monitor_handle_user_check(struct monitor *mon, struct ipc_msg *m)
 	return monitor_reply_u32(mon, IPC_LOGIN_RESULT,
 				 mon->login_fails >= mon->cfg->max_login_fails
 				 ? IPC_LOGIN_CLOSE : IPC_LOGIN_FAIL, -1);
+}
+
+/*
+ * A local user's USER, before PASS: the PAM child forks now and looks the
+ * user up while the password is on its way (auth_ahead_start()). No
+ * answer: the worker replied 331 already. Not for a name LOGIN would
+ * refuse before PAM (userlist_enable, the TLS rules for local users),
+ * which only a hostile worker asks for.
+ */
+static int
+monitor_handle_user_ahead(struct monitor *mon, struct ipc_msg *m)
+{
+	char user[IPC_MAX_USER + 1];
+	int verdict = monitor_user_request(mon, m, user, mon->cfg->local_enable, "local_enable");
+
+	if (verdict != MONITOR_CONTINUE)
+		return verdict;
+	if ((mon->cfg->userlist_enable && auth_userlist_allows(mon->cfg, user) <= 0) ||
+	    config_tls_login_refusal(mon->cfg, mon->ctrl_tls, 0) != NULL)
+		auth_ahead_end();
+	else
+		auth_ahead_start(mon->cfg, user, mon->peer_ip);
+	return MONITOR_CONTINUE;
 }
 
 static int
@@ -906,6 +956,7 @@ monitor_worker_gone(struct monitor *mon)
 	int status = monitor_kill_child(&mon->worker);
 
 	(void)monitor_kill_child(&mon->spare);
+	auth_ahead_end();
 	auth_session_end();
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);

@@ -204,28 +204,52 @@ login_userlist_ok(struct session *s, const char *user)
 	return 0;
 }
 
+/*
+ * A local user's USER: the monitor may fork the PAM child now, which
+ * looks the user up and starts PAM while the password is on its way
+ * (auth_ahead_start()). No answer to wait for. As many as the monitor
+ * grants: one per LOGIN the session may make.
+ */
+static void
+login_user_ahead(struct session *s, const char *user, int anonymous)
+{
+	struct ipc_msg m;
+
+	if (!s->cfg->local_enable || anonymous || s->users_ahead >= s->cfg->max_login_fails)
+		return;
+	s->users_ahead++;
+	ipc_init(&m, IPC_USER_AHEAD);
+	ipc_put_str(&m, user, strlen(user));
+	if (ipc_send(s->ipc_fd, &m) != 0)
+		die("monitor gone");
+}
+
 static void
 login_user(struct session *s, char *arg)
 {
+	int anonymous;
+
 	if (arg[0] == '\0' || strlen(arg) > IPC_MAX_USER) {
 		ctrl_reply(&s->ctrl, 501, "Bad user name.");
 		return;
 	}
 	/* A refused USER forgets the name an earlier USER gave. */
 	s->user[0] = '\0';
-	if (!login_tls_ok(s, s->cfg->anonymous_enable && auth_is_anonymous_name(arg)))
+	anonymous = s->cfg->anonymous_enable && auth_is_anonymous_name(arg);
+	if (!login_tls_ok(s, anonymous))
 		return;
 	if (!login_userlist_ok(s, arg))
 		return;
 	tw_strlcpy(s->user, arg, sizeof(s->user));
-	if (s->cfg->anonymous_enable && s->cfg->no_anon_password &&
-	    auth_is_anonymous_name(arg)) {
+	if (anonymous && s->cfg->no_anon_password) {
 		char empty[1] = "";
 
 		login_pass(s, empty);
 		return;
 	}
 	ctrl_reply(&s->ctrl, 331, "Please specify the password.");
+	/* After the reply: the client's way to PASS is what it overlaps. */
+	login_user_ahead(s, arg, anonymous);
 }
 
 /*

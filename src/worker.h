@@ -84,6 +84,7 @@ struct session {
 	int tls;			/* control connection protected (RFC 4217) */
 	int prot_private;		/* PROT P: data connections are TLS */
 	char user[IPC_MAX_USER + 1];
+	unsigned users_ahead;		/* USER_AHEAD requests sent (commands.c) */
 	char *home;			/* where the login started ("~"), or NULL */
 	unsigned unknown_cmds;		/* in a row, since the last known verb */
 

@@ -1,9 +1,13 @@
 """The process model, read from /proc: listener -> monitor (root) -> worker (user)."""
 
 import os
+import signal
+import socket
 
-from twhelpers import (SHARED_GID, USERS, children, open_data, proc_groups, proc_ids,
-                       proc_link, proc_status, spare_of, wait_until, workers)
+import pytest
+
+from twhelpers import (SHARED_GID, USERS, alive, children, open_data, proc_groups, proc_ids,
+                       proc_link, proc_stat, proc_status, spare_of, wait_until, workers)
 
 
 def _session(server, c, want_uid, timeout=10):
@@ -165,6 +169,94 @@ def test_pam_child_is_reaped_before_the_login_is_answered(server):
         m2, worker = _session(server, c, USERS["alice"])
         assert (m2, worker) == (mon, spare)
         assert c.cmd("NOOP")[0] == 200
+
+
+def _pam_child_ahead(mon, base):
+    """The root child a local user's USER forked beside base (the pre-login
+    worker, the spare, and any child that is to be gone), once there is
+    exactly one."""
+    def probe():
+        extra = [p for p in children(mon) if p not in base]
+        return extra if len(extra) == 1 else None
+    pid = wait_until(probe, 10, what="the PAM child forked at USER (children %s)"
+                     % children(mon, zombies=True))[0]
+    _assert_root(pid)
+    return pid
+
+
+def test_pam_child_forked_at_user_holds_nothing_of_the_session(server):
+    """A local user's USER forks the session's PAM child before PASS (it
+    looks the user up and starts PAM while the password is on its way):
+    a root child of the monitor whose one socket is its own channel, not
+    the client's connection. Another name's USER replaces it, the same
+    USER again keeps it, and PASS is answered through it: while it is
+    stopped, no 230 comes. After the 230 the spare is the monitor's only
+    child. More USERs than max_login_fails (3) do not end the session."""
+    with server.ctrl() as c:
+        mon, prelogin = _session(server, c, USERS["twnopriv"])
+        spare = spare_of(mon)
+        base = [prelogin, spare]
+        assert c.cmd("USER alice")[0] == 331
+        first = _pam_child_ahead(mon, base)
+        wait_until(lambda: len(_socket_fds(first)) == 1, 10,
+                   what="the PAM child's one socket: %s" % os.listdir("/proc/%d/fd" % first))
+        held = {p for pids in server.connections().values() for p in pids}
+        assert first not in held and mon in held, held
+        assert c.cmd("USER bob")[0] == 331
+        second = _pam_child_ahead(mon, base + [first])
+        # Killed and reaped: not even a zombie.
+        wait_until(lambda: first not in children(mon, zombies=True) or None, 10,
+                   what="the first PAM child reaped (%s)" % children(mon, zombies=True))
+        for _ in range(4):
+            assert c.cmd("USER bob")[0] == 331
+        assert c.cmd("NOOP")[0] == 200
+        assert sorted(children(mon, zombies=True)) == sorted(base + [second])
+        os.kill(second, signal.SIGSTOP)
+        try:
+            wait_until(lambda: (proc_stat(second) or (0, "T"))[1] in "Tt" or None, 10,
+                       what="the PAM child %d stopped" % second)
+            c.send(b"PASS bob-pw\r\n")
+            c.sock.settimeout(1.0)
+            with pytest.raises(socket.timeout):
+                c.readline()
+        finally:
+            os.kill(second, signal.SIGCONT)
+        c.sock.settimeout(10)
+        assert c.reply()[0] == 230
+        m2, worker = _session(server, c, USERS["bob"])
+        assert (m2, worker) == (mon, spare)
+        assert children(mon, zombies=True) == [spare], children(mon, zombies=True)
+        assert c.cmd("NOOP")[0] == 200
+
+
+def test_pam_child_forked_at_user_ends_with_the_session(server):
+    """Whoever leaves between USER and PASS (QUIT, or a hang-up) takes the
+    waiting PAM child along; an anonymous login after a local USER ends it
+    (at its PASS: an anonymous USER asks the monitor nothing)."""
+    for leave in ("QUIT", "hangup"):
+        with server.ctrl() as c:
+            mon, prelogin = _session(server, c, USERS["twnopriv"])
+            base = sorted([prelogin, spare_of(mon)])
+            assert c.cmd("USER alice")[0] == 331
+            child = _pam_child_ahead(mon, base)
+            start = proc_stat(child)[2]
+            if leave == "QUIT":
+                assert c.cmd("QUIT")[0] == 221
+            else:
+                c.close()
+            wait_until(lambda: not alive(child, start) or None, 10,
+                       what="the PAM child %d gone after %s" % (child, leave))
+            wait_until(lambda: proc_stat(mon) is None or None, 10,
+                       what="the monitor %d gone after %s" % (mon, leave))
+    with server.ctrl() as c:
+        mon, prelogin = _session(server, c, USERS["twnopriv"])
+        spare = spare_of(mon)
+        assert c.cmd("USER alice")[0] == 331
+        child = _pam_child_ahead(mon, sorted([prelogin, spare]))
+        assert c.cmd("USER anonymous")[0] == 331
+        assert c.cmd("PASS a@b")[0] == 230
+        assert child not in children(mon, zombies=True)
+        assert children(mon, zombies=True) == [spare], children(mon, zombies=True)
 
 
 def test_postlogin_worker_during_transfer(server):

@@ -257,6 +257,33 @@ def test_user_config_dir(make_server):
     assert srv.proc.poll() is None
 
 
+def test_user_config_dir_read_again_at_pass(make_server):
+    """The PAM child forks at USER with the user's own options, but the
+    login takes the file as it is at PASS: a local_root changed in between
+    is the session's, as it was when the child forked at PASS."""
+    srv = make_server(start=False)
+    roots = {}
+    for name in ("before", "after"):
+        roots[name] = os.path.join(srv.base, "root-" + name)
+        os.mkdir(roots[name], 0o755)
+        with open(os.path.join(roots[name], name + ".txt"), "wb") as fh:
+            fh.write(name.encode())
+    write_user_conf(srv, "alice", "local_root=%s\n" % roots["before"])
+    srv.opts["user_config_dir"] = os.path.join(srv.base, "userconf")
+    srv.start()
+    with srv.ctrl() as c:
+        assert c.cmd("USER alice")[0] == 331
+        # The child of this USER is forked with the file as it is now.
+        mon = srv.session_of(c.sock.getsockname()[1])
+        wait_until(lambda: len(children(mon)) == 3 or None, 10,
+                   what="the PAM child forked at USER (%s)" % children(mon))
+        write_user_conf(srv, "alice", "local_root=%s\n" % roots["after"])
+        assert c.cmd("PASS %s" % PASSWORDS["alice"])[0] == 230
+        code, lines = c.cmd("STAT .")
+        listing = b"\n".join(lines)
+        assert code == 213 and b"after.txt" in listing and b"before.txt" not in listing, lines
+
+
 @pytest.mark.timeout(120)
 def test_user_config_dir_rate(make_server):
     """A per-user local_max_rate paces that user's download only. As in

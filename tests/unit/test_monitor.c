@@ -687,6 +687,7 @@ build_request(struct ipc_msg *m, uint16_t type)
 		ipc_put_u32(m, 0);
 		break;
 	case IPC_USER_CHECK:
+	case IPC_USER_AHEAD:
 		ipc_put_str(m, "mallory", 7);
 		break;
 	default:
@@ -710,6 +711,7 @@ expect_permitted(uint16_t type, enum monitor_state state)
 	case IPC_TLS_ON:
 	case IPC_PROXY_CLIENT:
 	case IPC_USER_CHECK:
+	case IPC_USER_AHEAD:
 		return state == MONITOR_PRELOGIN;
 	case IPC_PORT20_CONNECT:
 	case IPC_PASV_LISTEN:
@@ -754,6 +756,11 @@ check_permitted(struct direct *d, uint16_t type, int verdict)
 		/* Nor userlist_enable: only a hostile worker asks. */
 		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
 		expect_log("USER_CHECK request without userlist_enable");
+		break;
+	case IPC_USER_AHEAD:
+		/* Nor local_enable: no PAM child to start. */
+		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
+		expect_log("USER_AHEAD request without local_enable");
 		break;
 	case IPC_PORT20_CONNECT:
 		CHECK_INT(verdict, MONITOR_EXIT_CRASH);
@@ -1996,6 +2003,93 @@ test_user_check(void)
 	cfg.userlist_enable = 0;
 }
 
+/* This process's children that have not been reaped (procfs). */
+static int
+children_now(void)
+{
+	char path[64], buf[4096];
+	int fd, n = 0;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	for (char *t = strtok(buf, " \n"); t != NULL; t = strtok(NULL, " \n"))
+		n++;
+	return n;
+}
+
+static int
+user_ahead(struct direct *d, const char *user)
+{
+	struct ipc_msg m;
+
+	ipc_init(&m, IPC_USER_AHEAD);
+	ipc_put_str(&m, user, strlen(user));
+	return direct_dispatch(d, &m);
+}
+
+/*
+ * A local user's USER forks the PAM child ahead of PASS: one child,
+ * replaced by the next USER, none for an anonymous name, unanswered;
+ * as many as max_login_fails per session, none after the failures
+ * closed it; the session's end ends it. The child waits for a password
+ * that never comes (the test never sends LOGIN), so PAM is not run.
+ */
+static void
+test_user_ahead(void)
+{
+	struct direct d;
+	struct ipc_msg m;
+	int base = children_now();
+
+	CHECK(base >= 0);
+	cfg.local_enable = 1;
+	cfg.anonymous_enable = 1;
+	direct_open(&d, MONITOR_PRELOGIN);
+	CHECK_INT(user_ahead(&d, "alice"), MONITOR_CONTINUE);
+	CHECK(direct_no_answer(&d));
+	CHECK_INT(children_now(), base + 1);
+	CHECK_INT(user_ahead(&d, "anonymous"), MONITOR_CONTINUE);
+	CHECK_INT(children_now(), base);
+	CHECK_INT(user_ahead(&d, "bob"), MONITOR_EXIT_CRASH);
+	expect_log("request USER_AHEAD beyond its allowed count");
+	CHECK_INT(children_now(), base);
+	CHECK_INT(monitor_end(&d.mon, MONITOR_EXIT_OK), MONITOR_EXIT_OK);
+	direct_close(&d);
+
+	direct_open(&d, MONITOR_PRELOGIN);
+	CHECK_INT(user_ahead(&d, "alice"), MONITOR_CONTINUE);
+	CHECK_INT(children_now(), base + 1);
+	/* The session's end takes it with it. */
+	CHECK_INT(monitor_end(&d.mon, MONITOR_EXIT_OK), MONITOR_EXIT_OK);
+	CHECK_INT(children_now(), base);
+	direct_close(&d);
+
+	direct_open(&d, MONITOR_PRELOGIN);
+	d.mon.login_fails = cfg.max_login_fails;
+	CHECK_INT(user_ahead(&d, "alice"), MONITOR_EXIT_CRASH);
+	expect_log("USER_AHEAD request after max_login_fails");
+	CHECK_INT(children_now(), base);
+	direct_close(&d);
+
+	direct_open(&d, MONITOR_PRELOGIN);
+	ipc_init(&m, IPC_USER_AHEAD);
+	ipc_put_str(&m, "", 0);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("malformed USER_AHEAD request");
+	direct_close(&d);
+	CHECK_INT(children_now(), base);
+	cfg.local_enable = 0;
+	cfg.anonymous_enable = 0;
+}
+
 /*
  * auth_name_in_file, which the user, chroot and anonymous password lists
  * share: whole lines only (a longer line's pieces are no lines), and a
@@ -2101,5 +2195,6 @@ main(void)
 	test_login_limits();
 	test_proxy_client();
 	test_user_check();
+	test_user_ahead();
 	return check_summary();
 }
