@@ -1286,11 +1286,55 @@ takes_path(verb_handler *fn)
 	return 0;
 }
 
+/* The most of a passwd file tilde_user_enable reads (vsftpd reads it all). */
+#define PASSWD_MAX (4u << 20)
+
+/*
+ * tilde_user_enable: "~user[/rest]" from the passwd file this session
+ * sees (its chroot's /etc/passwd, as vsftpd reads it; a regular file,
+ * PASSWD_MAX bytes at most, never NSS: the sandbox has no directory
+ * service). 0 and the path in out, or -1: not a user there.
+ */
+static int
+tilde_user(const char *arg, char *out, size_t cap)
+{
+	int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0, want;
+	int r = -1;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+		goto out;
+	want = (uint64_t)st.st_size < PASSWD_MAX ? (size_t)st.st_size : PASSWD_MAX;
+	text = malloc(want);
+	if (text == NULL)
+		goto out;
+	/* Bounded: at most want bytes, and a read of 0 ends it. */
+	while (len < want) {
+		ssize_t n = read(fd, text + len, want - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	r = ftp_tilde_user(arg, text, len, out, cap) < 0 ? -1 : 0;
+out:
+	free(text);
+	close(fd);
+	return r;
+}
+
 /*
  * vsftpd's tilde: a path argument "~" or "~/rest" names the directory
  * the login started in (PWD's answer after the login: "/" in a chroot).
- * "~user" stays a name (tilde_user_enable is not built). Returns arg,
- * or the expanded path in a buffer of ours.
+ * With tilde_user_enable "~user" and "~user/rest" name that user's home
+ * (tilde_user()); else, or when it names no user, "~user" stays a name.
+ * Returns arg, or the expanded path in a buffer of ours.
  */
 static char *
 tilde_path(struct session *s, char *arg)
@@ -1298,7 +1342,10 @@ tilde_path(struct session *s, char *arg)
 	static char buf[PATH_MAX];
 	const char *home = s->home;
 
-	if (home == NULL || arg[0] != '~' || (arg[1] != '\0' && arg[1] != '/'))
+	if (arg[0] == '~' && arg[1] != '\0' && arg[1] != '/')
+		return s->cfg->tilde_user_enable && tilde_user(arg, buf, sizeof(buf)) == 0
+		       ? buf : arg;
+	if (home == NULL || arg[0] != '~')
 		return arg;
 	if (strcmp(home, "/") == 0 && arg[1] == '/')
 		home = "";

@@ -173,7 +173,6 @@ static const struct {
 	{ "run_as_launching_user", '*', NULL,
 	  "sessions always run privilege-separated, each as its own user (started by root, "
 	  "as twinftpd must be, vsftpd's YES gave every login root's files)" },
-	{ "tilde_user_enable", 'b', "NO", NULL },
 	{ "ftp_enable", 'b', "YES", NULL },
 	{ "http_enable", 'b', "NO", NULL },
 	{ "user_sub_token", 's', "", NULL },
@@ -736,6 +735,7 @@ static const char *const per_session_options[] = {
 	"dirlist_enable", "download_enable", "ascii_upload_enable",
 	"ascii_download_enable", "hide_file", "deny_file", "hide_ids", "use_localtime",
 	"force_dot_files", "delete_failed_uploads", "mdtm_write", "lock_upload_files",
+	"tilde_user_enable",
 	"pasv_enable", "pasv_min_port", "pasv_max_port", "pasv_promiscuous",
 	"port_enable", "port_promiscuous", "use_sendfile", "local_max_rate",
 	"anon_max_rate", "trans_chunk_size", "force_local_data_ssl", "force_anon_data_ssl",

@@ -220,6 +220,60 @@ ftp_path_join(const char *dir, const char *name, char *out, size_t cap)
 }
 
 int
+ftp_tilde_user(const char *arg, const char *passwd, size_t len, char *out, size_t cap)
+{
+	const char *name, *rest, *line = passwd, *end = passwd + len;
+	size_t nlen;
+
+	if (arg[0] != '~' || arg[1] == '\0' || arg[1] == '/')
+		return -1;
+	name = arg + 1;
+	rest = strchr(name, '/');
+	nlen = rest != NULL ? (size_t)(rest - name) : strlen(name);
+	/* A name with a colon would match a line's first fields. */
+	if (memchr(name, ':', nlen) != NULL)
+		return -1;
+	/* Bounded: each turn moves past one line of the file. */
+	while (line < end) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		const char *f = line, *home;
+		size_t hlen;
+		int field;
+
+		if (eol == NULL)
+			eol = end;
+		if ((size_t)(eol - line) > nlen && memcmp(line, name, nlen) == 0 &&
+		    line[nlen] == ':') {
+			/* The sixth field: past five colons. */
+			for (field = 0; field < 5 && f != NULL; field++) {
+				f = memchr(f, ':', (size_t)(eol - f));
+				if (f != NULL)
+					f++;
+			}
+			if (f == NULL)
+				return -1;
+			home = f;
+			f = memchr(home, ':', (size_t)(eol - home));
+			hlen = (size_t)((f != NULL ? f : eol) - home);
+			if (hlen == 0 || home[0] != '/' || memchr(home, '\0', hlen) != NULL)
+				return -1;
+			/* "/" and rest: the rest's own slash. */
+			if (hlen == 1 && rest != NULL)
+				hlen = 0;
+			if (rest == NULL)
+				rest = "";
+			if (hlen >= cap || strlen(rest) >= cap - hlen || hlen + strlen(rest) > INT_MAX)
+				return -1;
+			memcpy(out, home, hlen);
+			memcpy(out + hlen, rest, strlen(rest) + 1);
+			return (int)(hlen + strlen(rest));
+		}
+		line = eol + 1;
+	}
+	return -1;
+}
+
+int
 ftp_path_ok(const char *path)
 {
 	size_t len;

@@ -54,6 +54,16 @@ int ftp_quote_257(const char *path, char *out, size_t cap);
 int ftp_path_join(const char *dir, const char *name, char *out, size_t cap);
 
 /*
+ * tilde_user_enable (vsftpd's): arg "~user" or "~user/rest" names user's
+ * home directory, as the passwd file (len bytes of text, lines of
+ * name:password:uid:gid:gecos:home:shell) gives it: out becomes home, or
+ * home "/" rest. Returns its length; -1 when arg names no user ("~" and
+ * "~/" are the login directory's, not this), the file does not list it
+ * with an absolute home, or it does not fit.
+ */
+int ftp_tilde_user(const char *arg, const char *passwd, size_t len, char *out, size_t cap);
+
+/*
  * Checks a path argument from the client: non-empty, shorter than PATH_MAX,
  * no NUL (the line reader maps RFC 2640 "CR NUL" to CR already). Returns 0
  * or -1.

@@ -742,6 +742,51 @@ def test_tilde_is_the_login_directory(sess, make_server):
     g.quit()
 
 
+def _passwd_dir_home():
+    """(name, home) of a user in /etc/passwd whose home is a directory
+    anyone may enter, named without a symbolic link (Debian's daemon:
+    /usr/sbin)."""
+    with open("/etc/passwd") as fh:
+        for line in fh:
+            parts = line.rstrip("\n").split(":")
+            if len(parts) < 7 or not parts[5].startswith("/") or parts[5] == "/":
+                continue
+            h = parts[5]
+            if os.path.isdir(h) and os.path.realpath(h) == h and os.stat(h).st_mode & 0o001:
+                return parts[0], h
+    pytest.skip("no user in /etc/passwd with a home anyone may enter")
+
+
+def test_tilde_user_enable(make_server):
+    """tilde_user_enable=YES: "~user" and "~user/rest" name the home that
+    the passwd file the session sees gives the user, as vsftpd resolves
+    them; a name it does not list stays a name. Outside a chroot that is
+    /etc/passwd; in a chroot, the chroot's own etc/passwd, and without one
+    no name resolves."""
+    name, home = _passwd_dir_home()
+    free = make_server({"chroot_local_user": False, "tilde_user_enable": True})
+    g = free.ftp("alice")
+    g.cwd("~" + name)
+    assert g.pwd() == home
+    g.cwd("~")
+    assert g.pwd() == free.home("alice")
+    assert rc(g, "CWD ~no-such-user-here")[0] == 550
+    g.quit()
+
+    jail = make_server({"chroot_local_user": True, "tilde_user_enable": True})
+    f = jail.ftp("alice")
+    # No etc/passwd in the chroot: nobody resolves.
+    assert rc(f, "CWD ~" + name)[0] == 550
+    jail.put("pub/ghost.txt", b"boo")
+    jail.put("etc/passwd", b"ghost:x:1:1::/pub:/bin/sh\n")
+    f.cwd("~ghost")
+    assert f.pwd() == "/pub"
+    f.cwd("/")
+    assert retr(f, "RETR ~ghost/ghost.txt")[0] == b"boo"
+    assert rc(f, "SIZE ~ghost/ghost.txt") == (213, "213 3")
+    f.quit()
+
+
 def test_abor_idle(sess):
     _, f = sess
     cd, resp = rc(f, "ABOR")

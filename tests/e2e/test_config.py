@@ -89,10 +89,10 @@ def test_bad_line_names_file_line_option(tmp_path, line):
 
 
 def test_unsupported_vsftpd_option(tmp_path):
-    text = "listen=YES\ntilde_user_enable=YES\n"
+    text = "listen=YES\nhttp_enable=YES\n"
     r, path, out = _check(tmp_path, text)
     assert r.returncode != 0, out
-    assert "%s:2" % path in out and "tilde_user_enable" in out, out
+    assert "%s:2" % path in out and "http_enable" in out, out
     # The message says why: a vsftpd option this server does not support.
     assert re.search(r"(?i)support|vsftpd|not (yet )?implemented", out), out
 

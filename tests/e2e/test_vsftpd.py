@@ -138,7 +138,7 @@ def test_check_reports_every_problem(tmp_path):
         "listen=YES",
         "no_such_option=1",                 # 2
         "listen_port=port",                 # 3
-        "tilde_user_enable=YES",            # 4
+        "http_enable=YES",                  # 4
         "async_abor_enable=YES",            # 5: a note, no problem
         "one_process_model=NO",             # 6: a note
         "anonymous_enable=YES",
@@ -157,7 +157,7 @@ def test_check_reports_every_problem(tmp_path):
     p = str(conf)
     for want in ("%s:2: unknown option 'no_such_option'" % p,
                  "%s:3: option 'listen_port'" % p,
-                 "%s:4: option 'tilde_user_enable'" % p,
+                 "%s:4: option 'http_enable'" % p,
                  "nopriv_user: user 'no-such-nopriv-user' does not exist",
                  "note: ftp_username: user 'no-such-ftp-user' does not exist: anonymous "
                  "logins will be refused",
@@ -222,7 +222,7 @@ def test_check_accepts_inert_vsftpd_settings(tmp_path):
     conf = tmp_path / "inert.conf"
     conf.write_text("listen=YES\nlocal_enable=NO\nnopriv_user=nobody\n"
                     "secure_chroot_dir=%s\nlog_file=%s/log\n"
-                    "tilde_user_enable=NO\none_process_model=NO\nasync_abor_enable=YES\n"
+                    "ptrace_sandbox=NO\none_process_model=NO\nasync_abor_enable=YES\n"
                     "utf8_filesystem=YES\nsetproctitle_enable=YES\nhttp_enable=NO\n"
                     "run_as_launching_user=YES\nlog_die=YES\nbetter_stou=NO\n"
                     "bind_retries=9\nanon_max_rate=0\nssl_enable=NO\n" % (tmp_path, tmp_path))

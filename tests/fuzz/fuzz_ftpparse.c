@@ -149,6 +149,23 @@ fuzz_mdtm_write(const char *s, size_t n)
 	    tm.tm_sec <= 60 && tm.tm_isdst == -1);
 }
 
+/*
+ * tilde_user_enable's lookup: the input up to its first NUL is the
+ * argument, the raw bytes the passwd file (NULs and all). A result is
+ * an absolute path of the length returned, within cap.
+ */
+static void
+fuzz_tilde_user(const char *s, const uint8_t *data, size_t size)
+{
+	size_t cap = 64;
+	char *out = xmalloc(cap);
+	int len = ftp_tilde_user(s, (const char *)data, size, out, cap);
+
+	check(len == -1 || (len > 0 && (size_t)len < cap && out[0] == '/' &&
+			    strlen(out) == (size_t)len));
+	free(out);
+}
+
 static void
 fuzz_mlst_opts(const char *s)
 {
@@ -305,6 +322,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_list_args(s, n);
 	fuzz_mdtm_write(s, n);
 	fuzz_mlst_opts(s);
+	fuzz_tilde_user(s, data, size);
 	fuzz_formatters(s, data, size);
 	fuzz_ascii((const char *)data, size);
 	free(s);

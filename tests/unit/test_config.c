@@ -386,7 +386,9 @@ test_names(void)
 	CHECK_INT(apply(&c, "guest_enable=YES", err, sizeof(err)), 0);
 	CHECK_INT(c.guest_enable, 1);
 	REJECTED("ptrace_sandbox=YES", "vsftpd option that twinftpd does not support");
-	REJECTED("tilde_user_enable=YES", "only tilde_user_enable=NO, which changes nothing");
+	REJECTED("http_enable=YES", "only http_enable=NO, which changes nothing");
+	CHECK_INT(apply(&c, "tilde_user_enable=YES", err, sizeof(err)), 0);
+	CHECK_INT(c.tilde_user_enable, 1);
 	CHECK_INT(apply(&c, "session_support=YES", err, sizeof(err)), 0);
 	CHECK_INT(c.session_support, 1);
 	CHECK_INT(apply(&c, "tcp_wrappers=YES", err, sizeof(err)), 0);
@@ -405,7 +407,7 @@ test_names(void)
 	CHECK_INT(apply(&c, "hide_file=*.iso", err, sizeof(err)), 0);
 	CHECK_STR(c.hide_file, "*.iso");
 	REJECTED("trans_chunk_size=x", "expected a decimal number");
-	REJECTED("tilde_user_enable=YES", "only tilde_user_enable=NO");
+	REJECTED("ftp_enable=NO", "only ftp_enable=YES");
 	CHECK_INT(apply(&c, "run_as_launching_user=YES", err, sizeof(err)), 0);
 	REJECTED("dsa_cert_file=/x", "only dsa_cert_file= with no value");
 	REJECTED("no_such_vsftpd_thing=NO", "unknown option");

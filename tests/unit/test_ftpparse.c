@@ -443,6 +443,69 @@ test_mdtm_write_args(void)
 	CHECK_STR(ftp_mdtm_write_args("20000229000000 a", &tm), "a");
 }
 
+/* tilde_user_enable's lookup in a passwd file's text. */
+static void
+test_tilde_user(void)
+{
+	static const char pw[] =
+		"root:x:0:0:root:/root:/bin/bash\n"
+		"bo:x:1001:1001::/srv/bo:/bin/sh\n"
+		"bob:x:1000:1000:Bob,,,:/home/bob:/bin/bash\n"
+		"slash:x:1002:1002::/:/bin/sh\n"
+		"rel:x:1003:1003::home/rel:/bin/sh\n"
+		"empty:x:1004:1004:::/bin/sh\n"
+		"short:x:1005\n"
+		"last:x:1006:1006::/home/last";
+	static const struct {
+		const char *arg;
+		size_t len;		/* of pw read; 0: all */
+		const char *want;	/* NULL: -1 */
+	} cases[] = {
+		{ "~bob", 0, "/home/bob" },
+		{ "~bob/pub/x.txt", 0, "/home/bob/pub/x.txt" },
+		/* "bo" is not "bob", nor "bob" "bo". */
+		{ "~bo/", 0, "/srv/bo/" },
+		{ "~b", 0, NULL },
+		{ "~bobby", 0, NULL },
+		{ "~slash", 0, "/" },
+		{ "~slash/etc", 0, "/etc" },
+		/* The last line needs no newline; the home is the sixth field. */
+		{ "~last", 0, "/home/last" },
+		/* Not a user's: a relative or empty home, a short line, "~", "~/". */
+		{ "~rel", 0, NULL },
+		{ "~empty", 0, NULL },
+		{ "~short", 0, NULL },
+		{ "~", 0, NULL },
+		{ "~/x", 0, NULL },
+		{ "bob", 0, NULL },
+		/* A colon in the name would line up with a line's first fields. */
+		{ "~bob:x", 0, NULL },
+		{ "~root:x:0:0:root", 0, NULL },
+		/* Only len bytes are read: a file cut before a line hides it. */
+		{ "~bob", 40, NULL },
+	};
+	char out[64], tiny[10];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = cases[i].len != 0 ? cases[i].len : strlen(pw);
+		int r = ftp_tilde_user(cases[i].arg, pw, len, out, sizeof(out));
+
+		if (cases[i].want == NULL) {
+			CHECK_INT(r, -1);
+		} else {
+			CHECK_INT(r, (int)strlen(cases[i].want));
+			CHECK_STR(out, cases[i].want);
+		}
+	}
+	CHECK_INT(ftp_tilde_user("~bob", "", 0, out, sizeof(out)), -1);
+	/* Too long for out: nothing. */
+	CHECK_INT(ftp_tilde_user("~bob", pw, strlen(pw), tiny, 9), -1);
+	CHECK_INT(ftp_tilde_user("~bob", pw, strlen(pw), tiny, sizeof(tiny)), 9);
+	CHECK_STR(tiny, "/home/bob");
+	CHECK_INT(ftp_tilde_user("~bob/x", pw, strlen(pw), tiny, sizeof(tiny)), -1);
+}
+
 int
 main(void)
 {
@@ -453,6 +516,7 @@ main(void)
 	test_same_host();
 	test_quote_257();
 	test_path_join();
+	test_tilde_user();
 	test_path_ok();
 	test_name_creatable();
 	test_list_args();
