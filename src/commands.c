@@ -680,6 +680,7 @@ site_chmod(struct session *s, char *arg)
 		ctrl_reply(&s->ctrl, 501, "Bad mode.");
 		return;
 	}
+	path = cmd_tilde_path(s, path);
 	if (!check_path(s, path))
 		return;
 	if (chmod(path, (mode_t)v) != 0) {
@@ -790,8 +791,6 @@ cmd_size(struct session *s, char *arg)
 	ctrl_reply(&s->ctrl, 213, "%lld", (long long)st.st_size);
 }
 
-static char *tilde_path(struct session *s, char *arg);
-
 /*
  * tm as local time, without mktime(): in a chroot glibc's mktime reads
  * /etc/localtime again, does not find it, and the whole session goes to
@@ -854,7 +853,7 @@ cmd_mdtm(struct session *s, char *arg)
 		const char *p = ftp_mdtm_write_args(arg, &tm);
 
 		if (p != NULL)
-			path = tilde_path(s, arg + (p - arg));
+			path = cmd_tilde_path(s, arg + (p - arg));
 	}
 	if (!check_path(s, path))
 		return;
@@ -899,7 +898,7 @@ cmd_mfmt(struct session *s, char *arg)
 		digits = digits && arg[15 + i] >= '0' && arg[15 + i] <= '9';
 		ts[1].tv_nsec = ts[1].tv_nsec * 10 + (digits ? arg[15 + i] - '0' : 0);
 	}
-	path = tilde_path(s, arg + (p - arg));
+	path = cmd_tilde_path(s, arg + (p - arg));
 	if (!check_path(s, path))
 		return;
 	if (!s->cfg->mdtm_write || !may_write(s, W_OTHER)) {
@@ -1292,23 +1291,27 @@ takes_path(verb_handler *fn)
 /*
  * tilde_user_enable: "~user[/rest]" from the passwd file this session
  * sees (its chroot's /etc/passwd, as vsftpd reads it; a regular file,
- * PASSWD_MAX bytes at most, never NSS: the sandbox has no directory
- * service). 0 and the path in out, or -1: not a user there.
+ * its first PASSWD_MAX bytes' whole lines, never NSS: the sandbox has no
+ * directory service). 0 and the path in out, or -1: not a user there.
  */
 static int
 tilde_user(const char *arg, char *out, size_t cap)
 {
-	int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	struct stat st;
+	struct stat st, fst;
 	char *text = NULL;
 	size_t len = 0, want;
-	int r = -1;
+	int fd, r = -1;
 
+	/* Never opened unless a regular file: a device's open acts. */
+	if (stat("/etc/passwd", &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+		return -1;
+	fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+	if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
+	    fst.st_ino != st.st_ino)
 		goto out;
-	want = (uint64_t)st.st_size < PASSWD_MAX ? (size_t)st.st_size : PASSWD_MAX;
+	want = (uint64_t)fst.st_size < PASSWD_MAX ? (size_t)fst.st_size : PASSWD_MAX;
 	text = malloc(want);
 	if (text == NULL)
 		goto out;
@@ -1321,6 +1324,12 @@ tilde_user(const char *arg, char *out, size_t cap)
 		if (n <= 0)
 			break;
 		len += (size_t)n;
+	}
+	/* Cut short: the last line may be a part of one. */
+	if (len == PASSWD_MAX || (uint64_t)fst.st_size > len) {
+		char *nl = memrchr(text, '\n', len);
+
+		len = nl != NULL ? (size_t)(nl - text) + 1 : 0;
 	}
 	r = ftp_tilde_user(arg, text, len, out, cap) < 0 ? -1 : 0;
 out:
@@ -1336,8 +1345,8 @@ out:
  * (tilde_user()); else, or when it names no user, "~user" stays a name.
  * Returns arg, or the expanded path in a buffer of ours.
  */
-static char *
-tilde_path(struct session *s, char *arg)
+char *
+cmd_tilde_path(struct session *s, char *arg)
 {
 	static char buf[PATH_MAX];
 	const char *home = s->home;
@@ -1393,6 +1402,6 @@ cmd_dispatch(struct session *s, char *line)
 	if (fn != cmd_rnto && fn != cmd_rnfr)
 		s->have_rnfr = 0;
 	if (s->logged_in && arg[0] == '~' && takes_path(fn))
-		arg = tilde_path(s, arg);
+		arg = cmd_tilde_path(s, arg);
 	fn(s, arg);
 }

@@ -298,7 +298,8 @@ list_path(struct session *s, const char *arg, struct list_job *job, int missing_
 	} else {
 		unsigned flags;
 
-		path = ftp_list_args(arg, &flags);
+		/* The path after ls's options: "LIST -la ~bob" too. */
+		path = cmd_tilde_path(s, (char *)ftp_list_args(arg, &flags));
 		job->show_dot_files = (flags & FTP_LIST_ALL) != 0 || s->cfg->force_dot_files;
 		job->recursive = (flags & FTP_LIST_RECURSIVE) && s->cfg->ls_recurse_enable;
 	}

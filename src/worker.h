@@ -223,6 +223,14 @@ int proxy_data_client(struct session *s, int fd, struct sockaddr_storage *peer);
 /* --- commands.c: the verb table --- */
 /* Handles one command line in the session's state (s->logged_in). */
 void cmd_dispatch(struct session *s, char *line);
+
+/*
+ * vsftpd's tilde in a path argument: "~" and "~/rest" name the directory
+ * the login started in; with tilde_user_enable, "~user" and "~user/rest"
+ * that user's home. Returns arg, or the expanded path in a buffer of
+ * commands.c's, good until the next call.
+ */
+char *cmd_tilde_path(struct session *s, char *arg);
 /*
  * dirmessage_enable: the current directory's message_file as "code-"
  * lines, once per directory and session; before the 230 of a login too,

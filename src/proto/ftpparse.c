@@ -268,6 +268,8 @@ ftp_tilde_user(const char *arg, const char *passwd, size_t len, char *out, size_
 			memcpy(out + hlen, rest, strlen(rest) + 1);
 			return (int)(hlen + strlen(rest));
 		}
+		if (eol == end)
+			break;
 		line = eol + 1;
 	}
 	return -1;

@@ -744,15 +744,19 @@ def test_tilde_is_the_login_directory(sess, make_server):
 
 def _passwd_dir_home():
     """(name, home) of a user in /etc/passwd whose home is a directory
-    anyone may enter, named without a symbolic link (Debian's daemon:
-    /usr/sbin)."""
+    anyone may enter, along a path anyone may walk and without a
+    symbolic link (Debian's daemon: /usr/sbin)."""
+    def walkable(h):
+        parts = h.strip("/").split("/")
+        return all(os.stat("/" + "/".join(parts[:i])).st_mode & 0o001
+                   for i in range(len(parts) + 1))
     with open("/etc/passwd") as fh:
         for line in fh:
             parts = line.rstrip("\n").split(":")
             if len(parts) < 7 or not parts[5].startswith("/") or parts[5] == "/":
                 continue
             h = parts[5]
-            if os.path.isdir(h) and os.path.realpath(h) == h and os.stat(h).st_mode & 0o001:
+            if os.path.isdir(h) and os.path.realpath(h) == h and walkable(h):
                 return parts[0], h
     pytest.skip("no user in /etc/passwd with a home anyone may enter")
 
@@ -760,31 +764,53 @@ def _passwd_dir_home():
 def test_tilde_user_enable(make_server):
     """tilde_user_enable=YES: "~user" and "~user/rest" name the home that
     the passwd file the session sees gives the user, as vsftpd resolves
-    them; a name it does not list stays a name. Outside a chroot that is
-    /etc/passwd; in a chroot, the chroot's own etc/passwd, and without one
-    no name resolves."""
+    them, after LIST's options and in SITE CHMOD too; a name it does not
+    list stays a name. Outside a chroot that is /etc/passwd; in a chroot,
+    the chroot's own etc/passwd: none there, or one that is not a regular
+    file (a FIFO), resolves nothing. Without the option "~user" is a name."""
     name, home = _passwd_dir_home()
     free = make_server({"chroot_local_user": False, "tilde_user_enable": True})
+    free.put("~no-such-user-here/in.txt", b"i")
     g = free.ftp("alice")
     g.cwd("~" + name)
     assert g.pwd() == home
     g.cwd("~")
     assert g.pwd() == free.home("alice")
-    assert rc(g, "CWD ~no-such-user-here")[0] == 550
+    # Not in the file: the name of the directory it is.
+    g.cwd("~no-such-user-here")
+    assert g.pwd() == free.home("alice") + "/~no-such-user-here"
     g.quit()
 
-    jail = make_server({"chroot_local_user": True, "tilde_user_enable": True})
-    f = jail.ftp("alice")
-    # No etc/passwd in the chroot: nobody resolves.
-    assert rc(f, "CWD ~" + name)[0] == 550
+    jail = make_server({"chroot_local_user": True, "tilde_user_enable": True,
+                        "chmod_enable": True})
+    jail.put("~%s/literal.txt" % name, b"l")
     jail.put("pub/ghost.txt", b"boo")
+    f = jail.ftp("alice")
+    # No etc/passwd in the chroot: nobody resolves, "~name" is a name.
+    f.cwd("~" + name)
+    assert f.pwd() == "/~" + name
+    f.cwd("/")
+    os.mkdir(jail.path("etc"))
+    os.mkfifo(jail.path("etc/passwd"))
+    assert b"literal.txt" in retr(f, "NLST ~" + name)[0]
+    os.unlink(jail.path("etc/passwd"))
     jail.put("etc/passwd", b"ghost:x:1:1::/pub:/bin/sh\n")
     f.cwd("~ghost")
     assert f.pwd() == "/pub"
     f.cwd("/")
     assert retr(f, "RETR ~ghost/ghost.txt")[0] == b"boo"
     assert rc(f, "SIZE ~ghost/ghost.txt") == (213, "213 3")
+    assert b"ghost.txt" in retr(f, "LIST -la ~ghost")[0]
+    assert rc(f, "SITE CHMOD 600 ~ghost/ghost.txt")[0] == 200
+    assert os.stat(jail.path("pub/ghost.txt")).st_mode & 0o777 == 0o600
     f.quit()
+
+    off = make_server({"chroot_local_user": True})
+    off.put("etc/passwd", b"ghost:x:1:1::/pub:/bin/sh\n")
+    off.put("pub/ghost.txt", b"boo")
+    h = off.ftp("alice")
+    assert rc(h, "CWD ~ghost")[0] == 550
+    h.quit()
 
 
 def test_abor_idle(sess):

@@ -481,8 +481,11 @@ test_tilde_user(void)
 		/* A colon in the name would line up with a line's first fields. */
 		{ "~bob:x", 0, NULL },
 		{ "~root:x:0:0:root", 0, NULL },
-		/* Only len bytes are read: a file cut before a line hides it. */
+		/* Only len bytes are read: a file cut before a line hides it,
+		 * one cut inside a line gives what it holds (the worker cuts
+		 * a file it could not read whole after its last newline). */
 		{ "~bob", 40, NULL },
+		{ "~bob", 94, "/home/b" },
 	};
 	char out[64], tiny[10];
 	size_t i;
