@@ -1062,7 +1062,7 @@ auth_child(const struct tw_config *cfg, const char *user, const char *pass,
 			(void)!nice(10);
 	}
 	memset(&a.u, 0, sizeof(a.u));
-	/* auth_login() checked that it fits. */
+	/* It fits: auth_login() and auth_ahead_start() checked (IPC_MAX_USER). */
 	tw_strlcpy(a.u.name, user, sizeof(a.u.name));
 	local_login_begin(cfg, user, peer_ip, &ll);
 	if (pass == NULL) {
