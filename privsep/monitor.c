@@ -383,13 +383,6 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 }
 
 /*
- * userlist_enable refuses at USER, before the password crosses the wire
- * (vsftpd's "530 Permission denied."); LOGIN checks the list again. A
- * refusal counts as a failed login, as in vsftpd, so max_login_fails
- * refusals close the session; a list that cannot be read refuses every
- * login and closes (vsftpd: "500 OOPS: cannot read user list file").
- */
-/*
  * A USER request's name into user (IPC_MAX_USER + 1 bytes): MONITOR_CONTINUE,
  * or the verdict that ends the session (malformed; its option, enabled,
  * off; after the failures that closed the session, where the worker ended
@@ -415,6 +408,13 @@ monitor_user_request(struct monitor *mon, struct ipc_msg *m, char *user, int ena
 	return monitor_abort(mon, why);
 }
 
+/*
+ * userlist_enable refuses at USER, before the password crosses the wire
+ * (vsftpd's "530 Permission denied."); LOGIN checks the list again. A
+ * refusal counts as a failed login, as in vsftpd, so max_login_fails
+ * refusals close the session; a list that cannot be read refuses every
+ * login and closes (vsftpd: "500 OOPS: cannot read user list file").
+ */
 static int
 monitor_handle_user_check(struct monitor *mon, struct ipc_msg *m)
 {

@@ -7,7 +7,8 @@ import socket
 import pytest
 
 from twhelpers import (SHARED_GID, USERS, alive, children, open_data, proc_groups, proc_ids,
-                       proc_link, proc_stat, proc_status, spare_of, wait_until, workers)
+                       proc_link, proc_stat, proc_status, spare_of, stop_process, wait_until,
+                       workers)
 
 
 def _session(server, c, want_uid, timeout=10):
@@ -211,10 +212,8 @@ def test_pam_child_forked_at_user_holds_nothing_of_the_session(server):
             assert c.cmd("USER bob")[0] == 331
         assert c.cmd("NOOP")[0] == 200
         assert sorted(children(mon, zombies=True)) == sorted(base + [second])
-        os.kill(second, signal.SIGSTOP)
+        stop_process(second)
         try:
-            wait_until(lambda: (proc_stat(second) or (0, "T"))[1] in "Tt" or None, 10,
-                       what="the PAM child %d stopped" % second)
             c.send(b"PASS bob-pw\r\n")
             c.sock.settimeout(1.0)
             with pytest.raises(socket.timeout):

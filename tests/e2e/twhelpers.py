@@ -277,10 +277,15 @@ def pause_processes(pids):
     that slept in a poll with a timeout goes on through restart_syscall,
     which its seccomp filter must allow."""
     for p in pids:
-        os.kill(p, signal.SIGSTOP)
-        wait_until(lambda: (proc_stat(p) or (0, "T"))[1] in "Tt" or None, 10,
-                   what="process %d to stop" % p)
+        stop_process(p)
         os.kill(p, signal.SIGCONT)
+
+
+def stop_process(pid):
+    """SIGSTOP pid and wait until it is stopped (or gone)."""
+    os.kill(pid, signal.SIGSTOP)
+    wait_until(lambda: (proc_stat(pid) or (0, "T"))[1] in "Tt" or None, 10,
+               what="process %d to stop" % pid)
 
 
 # ---------------------------------------------------------------- ports
