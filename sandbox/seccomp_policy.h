@@ -357,7 +357,7 @@ static const struct sc_rule g_root_base[] = {
 	{ SCMP_SYS(statfs), SC_ALLOW, 0 },	/* unused: PAM and NSS modules (the run's pam_matrix and nss_wrapper do not): pam_selinux, glibc's shm probes */
 	{ SCMP_SYS(fstatfs), SC_ALLOW, 0 },	/* unused: PAM and NSS modules (the run's pam_matrix and nss_wrapper do not): as statfs */
 	{ SCMP_SYS(getdents64), SC_ALLOW, 0 },
-	{ SCMP_SYS(readlink), SC_ALLOW, 0 },	/* unused: PAM and NSS modules (the run's pam_matrix and nss_wrapper do not): /proc/self/exe and ttyname */
+	{ SCMP_SYS(readlink), SC_ALLOW, 0 },	/* unused: PAM and NSS modules (the run's pam_matrix and nss_wrapper do not): /proc/self/exe and ttyname; the listener at a reload that sets ssl_enable (finding the TLS module) */
 	{ SCMP_SYS(readlinkat), SC_ALLOW, 0 },	/* unused: PAM and NSS modules (the run's pam_matrix and nss_wrapper do not): as readlink, on aarch64 */
 	{ SCMP_SYS(access), SC_ALLOW, 0 },
 	{ SCMP_SYS(faccessat), SC_ALLOW, 0 },	/* unused: access() where there is no access syscall (aarch64) */

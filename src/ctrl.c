@@ -192,7 +192,7 @@ tls_read_line(struct ctrl *c, char *buf, size_t cap, long long deadline)
 		}
 		if (c->tls_in_len >= CTRL_MAX_LINE || c->tls_in_len >= cap - 1)
 			return CTRL_TOO_LONG;
-		n = SSL_read(c->ssl, c->tls_in + c->tls_in_len,
+		n = tls_read(c->ssl, c->tls_in + c->tls_in_len,
 			     (int)(CTRL_MAX_LINE - c->tls_in_len));
 		if (n > 0) {
 			c->tls_in_len += (size_t)n;
@@ -217,7 +217,7 @@ ctrl_start_tls(struct ctrl *c, const struct tw_config *cfg)
 	c->tls_in_len = 0;
 	if (tls_accept(c->ssl, CTRL_TLS_HANDSHAKE_S) != 0) {
 		tls_log_error(cfg, "control handshake failed");
-		SSL_free(c->ssl);
+		tls_free(c->ssl);
 		c->ssl = NULL;
 		return -1;
 	}

@@ -292,7 +292,6 @@ main(int argc, char **argv)
 	size_t i;
 	char err[CONFIG_MAX_MSG + 256];
 
-	tls_heap_install();
 	upgrade_set_command(argc, argv);
 
 	for (i = 1; i < (size_t)argc; i++) {

@@ -15,8 +15,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <openssl/ssl.h>
-
 #include "privsep/ipc.h"
 #include "sandbox/sandbox.h"
 #include "src/common/util.h"
@@ -49,7 +47,7 @@ drop_front(char *buf, size_t *len, size_t n)
 static void
 want(struct relay *r, int rc)
 {
-	switch (SSL_get_error(r->ssl, rc)) {
+	switch (tls_get_error(r->ssl, rc)) {
 	case SSL_ERROR_WANT_READ:
 		r->tls_events |= POLLIN;
 		break;
@@ -69,7 +67,7 @@ relay_up_step(struct relay *r)
 	int moved = 0;
 
 	while (!r->tls_eof && r->up_len < sizeof(relay_up)) {
-		int n = SSL_read(r->ssl, relay_up + r->up_len, (int)(sizeof(relay_up) - r->up_len));
+		int n = tls_read(r->ssl, relay_up + r->up_len, (int)(sizeof(relay_up) - r->up_len));
 
 		if (n <= 0) {
 			want(r, n);
@@ -119,7 +117,7 @@ relay_down_step(struct relay *r)
 		}
 	}
 	if (r->down_len > 0 && !r->tls_eof) {
-		int n = SSL_write(r->ssl, relay_down, (int)r->down_len);
+		int n = tls_write(r->ssl, relay_down, (int)r->down_len);
 
 		if (n > 0) {
 			drop_front(relay_down, &r->down_len, (size_t)n);
@@ -166,7 +164,7 @@ relay_run(struct session *s, int plain_fd)
 			/* A side that ended is left out: its hang-up would
 			 * wake every poll. */
 			struct pollfd p[2] = {
-				{ r.tls_eof ? -1 : SSL_get_fd(r.ssl), r.tls_events, 0 },
+				{ r.tls_eof ? -1 : tls_fd(r.ssl), r.tls_events, 0 },
 				{ r.plain_eof ? -1 : r.plain, r.plain_events, 0 },
 			};
 

@@ -776,3 +776,80 @@ tls_log_error(const struct tw_config *cfg, const char *what)
 	}
 	ERR_clear_error();
 }
+
+int
+tls_read(SSL *ssl, void *buf, int len)
+{
+	return SSL_read(ssl, buf, len);
+}
+
+int
+tls_write(SSL *ssl, const void *buf, int len)
+{
+	return SSL_write(ssl, buf, len);
+}
+
+int
+tls_get_error(SSL *ssl, int rc)
+{
+	return SSL_get_error(ssl, rc);
+}
+
+void
+tls_free(SSL *ssl)
+{
+	SSL_free(ssl);
+}
+
+int
+tls_shutdown(SSL *ssl)
+{
+	return SSL_shutdown(ssl);
+}
+
+int
+tls_accept_step(SSL *ssl)
+{
+	return SSL_accept(ssl);
+}
+
+int
+tls_session_reused(SSL *ssl)
+{
+	return SSL_session_reused(ssl);
+}
+
+int
+tls_fd(SSL *ssl)
+{
+	return SSL_get_fd(ssl);
+}
+
+/* The module's one exported symbol (the rest is hidden: meson.build). */
+__attribute__((visibility("default"))) extern const struct tls_module twinftpd_tls_module;
+const struct tls_module twinftpd_tls_module = {
+	.abi = TLS_MODULE_ABI,
+	.size = sizeof(struct tls_module),
+	.cfg_size = sizeof(struct tw_config),
+	.bind = tls_host_bind,
+	.heap_install = tls_heap_install,
+	.init = tls_init,
+	.session_keys_new = tls_session_keys_new,
+	.ctrl_new = tls_ctrl_new,
+	.load_key = tls_load_key,
+	.data_ctx_init = tls_data_ctx_init,
+	.data_new = tls_data_new,
+	.wait = tls_wait,
+	.accept = tls_accept,
+	.write_all = tls_write_all,
+	.close = tls_close,
+	.log_error = tls_log_error,
+	.read = tls_read,
+	.write = tls_write,
+	.get_error = tls_get_error,
+	.free = tls_free,
+	.shutdown = tls_shutdown,
+	.accept_step = tls_accept_step,
+	.session_reused = tls_session_reused,
+	.fd = tls_fd,
+};

@@ -24,7 +24,25 @@
 
 #include <openssl/ssl.h>
 
+#include "tw_build.h"
+
 struct tw_config;
+
+/*
+ * Where it lives: src/tls.c, src/tls_heap.c and src/tls_host.c are a
+ * module of their own, twinftpd-tls.so, the only code linked with libssl
+ * and libcrypto. The listener loads it (src/tlsmod.c) when a
+ * configuration sets ssl_enable=YES, at start, at the reload that sets
+ * it or for -t, and it stays loaded (a reload that turns FTPS off drops
+ * the contexts only). Until then no process maps OpenSSL: its ten
+ * mappings and hundred relocated pages were a tenth of what every fork
+ * of the pool copies and every exit tears down, and code no plain
+ * session needs in its address space. The daemon calls the functions
+ * below by these names whichever side it is: tlsmod.c answers them,
+ * through the module's table (struct tls_module). Only this header's
+ * types (SSL * and the SSL_ERROR_ codes) are OpenSSL's outside the
+ * module.
+ */
 
 /*
  * Listener, at start and at each reload: initialises OpenSSL and builds
@@ -35,11 +53,13 @@ struct tw_config;
  */
 int tls_init(const struct tw_config *cfg, char *err, size_t errlen);
 /*
- * tls_heap.c: OpenSSL's allocator. Install first thing in main() (before
- * any OpenSSL call); a session process that will use TLS owns its heap
- * from then on (tls_heap_own).
+ * tls_heap.c: OpenSSL's allocator. Installed when the module is loaded,
+ * before any other OpenSSL call; 0, or -1 when OpenSSL had allocated
+ * already (something else in the process loaded it first) and keeps
+ * glibc's. A session process that will use TLS owns its heap from then
+ * on (tls_heap_own).
  */
-void tls_heap_install(void);
+int tls_heap_install(void);
 void tls_heap_own(void);
 
 
@@ -72,5 +92,68 @@ int tls_write_all(SSL *ssl, const void *buf, size_t len, long long deadline_ms);
 void tls_close(SSL *ssl);
 /* Logs why the last TLS call failed (debug_ssl), with what. */
 void tls_log_error(const struct tw_config *cfg, const char *what);
+
+/* OpenSSL's SSL_read, SSL_write, SSL_get_error, SSL_free (NULL: nothing),
+ * SSL_shutdown, SSL_accept, SSL_session_reused and SSL_get_fd, for the
+ * code outside the module. */
+int tls_read(SSL *ssl, void *buf, int len);
+int tls_write(SSL *ssl, const void *buf, int len);
+int tls_get_error(SSL *ssl, int rc);
+void tls_free(SSL *ssl);
+int tls_shutdown(SSL *ssl);
+int tls_accept_step(SSL *ssl);
+int tls_session_reused(SSL *ssl);
+int tls_fd(SSL *ssl);
+
+/*
+ * What the module calls in the daemon, given to it first (bind): its
+ * die(), bug() and tw_log() (src/tls_host.c) pass their formatted text
+ * here. The daemon exports no symbol: a name it exported would take the
+ * place of a library's own of that name.
+ */
+struct tls_host {
+	void (*log)(int level, const char *text);
+	void (*fatal)(int is_bug, const char *msg);	/* does not return */
+};
+
+/*
+ * The module's table, its one exported symbol (TLS_MODULE_SYMBOL). abi
+ * is TLS_MODULE_ABI as the module was built: the daemon takes only a
+ * module built from the same version and the same interface (the hash
+ * of this header and of the configuration's, meson.build) with the same
+ * structure sizes.
+ */
+struct tls_module {
+	const char *abi;
+	size_t size, cfg_size;
+	void (*bind)(const struct tls_host *host);
+	int (*heap_install)(void);
+	int (*init)(const struct tw_config *, char *, size_t);
+	void (*session_keys_new)(void);
+	SSL *(*ctrl_new)(int);
+	void (*load_key)(const struct tw_config *);
+	void (*data_ctx_init)(const struct tw_config *);
+	SSL *(*data_new)(int);
+	int (*wait)(SSL *, int, long long);
+	int (*accept)(SSL *, unsigned);
+	int (*write_all)(SSL *, const void *, size_t, long long);
+	void (*close)(SSL *);
+	void (*log_error)(const struct tw_config *, const char *);
+	int (*read)(SSL *, void *, int);
+	int (*write)(SSL *, const void *, int);
+	int (*get_error)(SSL *, int);
+	void (*free)(SSL *);
+	int (*shutdown)(SSL *);
+	int (*accept_step)(SSL *);
+	int (*session_reused)(SSL *);
+	int (*fd)(SSL *);
+};
+#define TLS_MODULE_SYMBOL "twinftpd_tls_module"
+#define TLS_MODULE_ABI TW_VERSION "+" TW_TLS_ABI_HASH
+/* The module's file name, beside the daemon's binary or in TW_TLS_MODULE_DIR. */
+#define TLS_MODULE_FILE "twinftpd-tls.so"
+
+/* src/tls_host.c, in the module: the host's callbacks. */
+void tls_host_bind(const struct tls_host *host);
 
 #endif

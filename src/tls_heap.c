@@ -186,14 +186,15 @@ heap_realloc(void *p, size_t n, const char *file, int line)
 	return q;
 }
 
-void
+int
 tls_heap_install(void)
 {
 	if (!CRYPTO_set_mem_functions(heap_malloc, heap_realloc, heap_free_block))
-		die("OpenSSL allocated before its allocator could be set");
+		return -1;
 	/* The listener's OpenSSL objects lie together too: what a session
 	 * touches of them (reference counts) is few pages. */
 	heap_on = 1;
+	return 0;
 }
 
 void
@@ -212,9 +213,10 @@ tls_heap_own(void)
 
 #else	/* sanitizer builds: glibc's allocator, which ASan watches */
 
-void
+int
 tls_heap_install(void)
 {
+	return 0;
 }
 
 void

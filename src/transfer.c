@@ -369,7 +369,7 @@ xfer_pace(struct xfer *x)
 static enum xfer_status
 xfer_tls_wait(struct xfer *x, int rc)
 {
-	switch (SSL_get_error(x->ssl, rc)) {
+	switch (tls_get_error(x->ssl, rc)) {
 	case SSL_ERROR_WANT_READ:
 		return xfer_wait(x, POLLIN);
 	case SSL_ERROR_WANT_WRITE:
@@ -393,11 +393,11 @@ xfer_tls_ready(struct xfer *x)
 
 	if (x->ssl == NULL || x->tls_ready)
 		return XFER_OK;
-	while ((rc = SSL_accept(x->ssl)) != 1) {
+	while ((rc = tls_accept_step(x->ssl)) != 1) {
 		enum xfer_status w;
 
-		if (SSL_get_error(x->ssl, rc) != SSL_ERROR_WANT_READ &&
-		    SSL_get_error(x->ssl, rc) != SSL_ERROR_WANT_WRITE) {
+		if (tls_get_error(x->ssl, rc) != SSL_ERROR_WANT_READ &&
+		    tls_get_error(x->ssl, rc) != SSL_ERROR_WANT_WRITE) {
 			tls_log_error(x->s->cfg, "data handshake failed");
 			worker_log(x->s, "TLS data connection refused%s",
 				   x->s->cfg->require_ssl_reuse
@@ -408,7 +408,7 @@ xfer_tls_ready(struct xfer *x)
 		if (w != XFER_OK)
 			return w;
 	}
-	if (x->s->cfg->require_ssl_reuse && !SSL_session_reused(x->ssl)) {
+	if (x->s->cfg->require_ssl_reuse && !tls_session_reused(x->ssl)) {
 		worker_log(x->s, "TLS data connection refused: not resumed");
 		return XFER_TLS_ERR;
 	}
@@ -422,7 +422,7 @@ xfer_tls_write_all(struct xfer *x, const char *buf, size_t len)
 	enum xfer_status w = xfer_tls_ready(x);
 
 	while (w == XFER_OK && len > 0) {
-		int n = SSL_write(x->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
+		int n = tls_write(x->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
 
 		if (n > 0) {
 			buf += n;
@@ -450,7 +450,7 @@ xfer_tls_read(struct xfer *x, char *buf, size_t cap, size_t *got)
 	*got = 0;
 	while (w == XFER_OK && !x->tls_end) {
 		size_t room = cap - have;
-		int n = SSL_read(x->ssl, buf + have, room > INT_MAX ? INT_MAX : (int)room);
+		int n = tls_read(x->ssl, buf + have, room > INT_MAX ? INT_MAX : (int)room);
 		int err;
 
 		if (n > 0) {
@@ -460,7 +460,7 @@ xfer_tls_read(struct xfer *x, char *buf, size_t cap, size_t *got)
 				break;
 			continue;
 		}
-		err = SSL_get_error(x->ssl, n);
+		err = tls_get_error(x->ssl, n);
 		if (err == SSL_ERROR_ZERO_RETURN) {
 			x->tls_end = 1;
 		} else if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
@@ -886,7 +886,7 @@ xfer_open(struct xfer *x, struct session *s)
 void
 xfer_close(struct xfer *x)
 {
-	SSL_free(x->ssl);
+	tls_free(x->ssl);
 	x->ssl = NULL;
 	/* Nothing to learn from close(2) on a socket whose data is sent. */
 	(void)close(x->fd);
@@ -903,12 +903,12 @@ xfer_tls_await_close(struct xfer *x)
 	char sink[256];
 
 	for (;;) {
-		int n = SSL_read(x->ssl, sink, sizeof(sink));
+		int n = tls_read(x->ssl, sink, sizeof(sink));
 		enum xfer_status w;
 
 		if (n > 0)
 			continue;
-		if (SSL_get_error(x->ssl, n) == SSL_ERROR_ZERO_RETURN)
+		if (tls_get_error(x->ssl, n) == SSL_ERROR_ZERO_RETURN)
 			return XFER_OK;
 		w = xfer_tls_wait(x, n);
 		if (w != XFER_OK)
@@ -926,7 +926,7 @@ xfer_end(struct xfer *x, enum xfer_status rc)
 		if (rc == XFER_OK) {
 			int r;
 
-			while ((r = SSL_shutdown(x->ssl)) < 0) {
+			while ((r = tls_shutdown(x->ssl)) < 0) {
 				rc = xfer_tls_wait(x, r);
 				if (rc != XFER_OK)
 					break;

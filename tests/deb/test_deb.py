@@ -249,6 +249,9 @@ def test_deb_builds_installs_serves_and_purges(machine_lock, local_user, tmp_pat
         assert p in paths, p
     for u in UNITS:
         assert os.path.join(UNIT_DIR, u) in paths, u
+    # The FTPS module, in the library directory the binary looks in.
+    assert [p for p in paths if p.startswith("/usr/lib/") and
+            p.endswith("/twinftpd/twinftpd-tls.so")], sorted(paths)
     logs = [LOG] + glob.glob(LOG + ".*")
     saved = Saved(paths + logs + [FTP_HOME, "/var/lib/twinftpd"])
     ftp_user_before = _getpw("ftp")
@@ -284,6 +287,13 @@ def test_deb_builds_installs_serves_and_purges(machine_lock, local_user, tmp_pat
         problems = [l for l in r.stdout.decode().splitlines()
                     if "error" in l.lower() or "problem" in l.lower()]
         assert not problems, r.stdout.decode()
+        # FTPS on: the installed binary loads its module (and checks the
+        # certificate with it).
+        from twcerts import make_cert
+        cert, key, _ = make_cert(str(tmp_path), "deb")
+        r = run([SBIN, "-t", "-o", "ssl_enable=YES", "-o", "rsa_cert_file=" + cert,
+                 "-o", "rsa_private_key_file=" + key, CONF], 30, ok=False)
+        assert r.returncode == 0, r.stdout.decode()
         analyze = shutil.which("systemd-analyze")
         assert analyze, "systemd-analyze missing (etc/install-deps.sh installs systemd)"
         r = run([analyze, "verify"] + [os.path.join(UNIT_DIR, u) for u in UNITS], 120, ok=False)

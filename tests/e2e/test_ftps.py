@@ -19,8 +19,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from twhelpers import (HOST, PASSWORDS, TIMEOUT, TWINFTPD, USERS, ReuseFTP_TLS, children,
-                       client_context, code, free_ports, pause_processes, proc_ids, recv_all, sha256,
-                       sha256_file, wait_until, write_random)
+                       client_context, code, free_ports, pause_processes, proc_ids, recv_all,
+                       reload_and_wait, sha256, sha256_file, wait_until, write_random)
 from twcerts import make_cert, tls_opts
 
 MB = 1 << 20
@@ -516,6 +516,90 @@ def test_certificate_checks_at_start(make_server, certs):
     s.write_config()
     r = subprocess.run([TWINFTPD, s.conf_path], capture_output=True, timeout=30)
     assert r.returncode == 1 and b"does not match" in r.stderr, r.stderr
+
+
+# -- the module: OpenSSL only where FTPS is on --------------------------------
+
+OPENSSL_LIB = re.compile(r"/lib(ssl|crypto)\.so")
+TLS_MODULE = os.path.join(os.path.dirname(TWINFTPD), "twinftpd-tls.so")
+
+
+def maps_openssl(pid):
+    """Whether pid maps libssl or libcrypto (a process gone meanwhile, a
+    pool pair ending, maps nothing)."""
+    try:
+        with open("/proc/%d/maps" % pid) as fh:
+            return any(OPENSSL_LIB.search(line) for line in fh)
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def test_openssl_is_mapped_only_with_ssl_enable(make_server, certs):
+    """ssl_enable=NO: no process of the server maps libssl or libcrypto
+    (src/tls.h); the reload that sets ssl_enable=YES loads the module, and
+    FTPS works from then on."""
+    s = make_server()
+    f = ftplib.FTP(timeout=TIMEOUT)
+    f.connect(HOST, s.port)
+    f.login("alice", PASSWORDS["alice"])
+    assert f.nlst() == []
+    mon = s.session_of(f.sock.getsockname()[1])
+    pool = children(s.pid)
+    procs = [s.pid] + pool + [w for m in pool for w in children(m)]
+    assert mon in procs and len(procs) >= 4, procs
+    assert [p for p in procs if maps_openssl(p)] == []
+    f.quit()
+    s.opts.update(tls_opts(certs))
+    s.write_config()
+    assert "reload done" in reload_and_wait(s)
+    assert maps_openssl(s.pid)
+    f = ftps(s)
+    assert f.nlst() == []
+    f.quit()
+
+
+def test_tls_module_is_checked_before_it_is_loaded(make_server, certs, tmp_path):
+    """The module beside the binary is taken first: it must be a regular
+    file that only its owner (root, or the binary's owner) may write, and
+    a module; otherwise the start (here -t) fails and names it."""
+    s = make_server(tls_opts(certs), start=False)
+    s.write_config()
+    d = tmp_path / "bin"
+    d.mkdir()
+    binary = d / "twinftpd"
+    shutil.copy2(TWINFTPD, binary)
+    module = d / "twinftpd-tls.so"
+
+    def check():
+        r = subprocess.run([str(binary), "-t", s.conf_path], capture_output=True,
+                           timeout=30, env=s.env())
+        return r.returncode, r.stderr.decode()
+    module.write_bytes(b"not a shared object\n")
+    module.chmod(0o644)
+    rc, err = check()
+    assert rc == 1 and "needs the TLS module twinftpd-tls.so" in err and str(module) in err, err
+    shutil.copy2(TLS_MODULE, module)
+    for mode, owner in ((0o664, 0), (0o646, 0), (0o644, 65534)):
+        module.chmod(mode)
+        os.chown(module, owner, -1)
+        rc, err = check()
+        assert rc == 1 and "writable by its owner alone" in err and str(module) in err, \
+            (oct(mode), owner, err)
+    os.chown(module, 0, -1)
+    module.chmod(0o644)
+    d.chmod(0o777)
+    rc, err = check()
+    assert rc == 1 and "a directory others" in err and str(d) in err, err
+    d.chmod(0o755)
+    rc, err = check()
+    assert rc == 0, err
+    # Without ssl_enable nothing is loaded: the same binary starts with
+    # nothing usable beside it.
+    module.write_bytes(b"not a shared object\n")
+    s.opts["ssl_enable"] = False
+    s.write_config()
+    rc, err = check()
+    assert rc == 0, err
 
 
 # -- the walls ---------------------------------------------------------------

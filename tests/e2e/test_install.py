@@ -50,8 +50,10 @@ def test_meson_install_puts_everything_in_place(tmp_path):
     unitdir = build_option("systemdunitdir") or os.path.join(prefix, "lib/systemd/system")
     dest = tmp_path / "dest"
     meson_install(dest)
+    libdir = os.path.join(prefix, build_option("libdir"))
     want = {
         sbindir + "/twinftpd",
+        libdir + "/twinftpd/twinftpd-tls.so",
         mandir + "/man8/twinftpd.8",
         mandir + "/man5/twinftpd.conf.5",
         "/etc/twinftpd.conf",

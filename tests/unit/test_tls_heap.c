@@ -103,7 +103,7 @@ test_own(void)
 int
 main(void)
 {
-	tls_heap_install();
+	CHECK(tls_heap_install() == 0);
 	test_sizes_and_realloc();
 #if !TW_SANITIZER_BUILD
 	test_reuse();
