@@ -278,7 +278,12 @@ def test_reload_serves_a_renewed_certificate(make_server):
     # connections included (they resume it).
     assert before.nlst() == []
     before.quit()
-    # FTPS turned off by a reload: AUTH TLS is refused to new sessions.
+    # FTPS turned off by a reload: AUTH TLS is refused to new sessions;
+    # one that was in TLS before goes on in it (the module stays loaded:
+    # src/tls.h), data connections included.
+    during = _tls_client(s)
+    during.login("bob", PASSWORDS["bob"])
+    during.prot_p()
     s.opts["ssl_enable"] = False
     s.write_config()
     assert "reload done" in reload_and_wait(s)
@@ -286,3 +291,6 @@ def test_reload_serves_a_renewed_certificate(make_server):
         assert c.reply()[0] == 220
         assert c.cmd("AUTH TLS")[0] != 234
         assert c.cmd("USER alice")[0] == 331
+    during.storbinary("STOR after-off.bin", io.BytesIO(b"x" * 100000))
+    assert during.nlst() == ["after-off.bin"]
+    during.quit()
