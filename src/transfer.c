@@ -1245,11 +1245,6 @@ upload_check(struct session *s, struct upload *u)
 }
 
 /*
- * Opens the existing target for writing (following a symlink to a
- * regular file, as an upload always has) and, for a STOR from the start,
- * truncates it. Returns the file or -1.
- */
-/*
  * An upload's write lock on file (lock_upload_files), before a byte is
  * written or the file truncated. Returns file, or -1 with u->busy set
  * when another session kept it locked (file closed); -1 stays -1.
@@ -1264,6 +1259,11 @@ upload_lock(struct session *s, struct upload *u, int file)
 	return -1;
 }
 
+/*
+ * Opens the existing target for writing (following a symlink to a
+ * regular file, as an upload always has) and, for a STOR from the start,
+ * truncates it. Returns the file or -1.
+ */
 static int
 upload_open_existing(struct session *s, struct upload *u)
 {
