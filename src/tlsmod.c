@@ -126,7 +126,7 @@ module_dir(char *dir, size_t len, struct stat *exe)
 static int
 module_load(char *err, size_t errlen)
 {
-	char dir[PATH_MAX] = TW_TLS_MODULE_DIR, fdpath[64], why[PATH_MAX + 160] = "";
+	char dir[PATH_MAX], fdpath[64], why[PATH_MAX + 160] = "";
 	const struct tls_module *m;
 	struct stat exe;
 	void *h;
