@@ -34,6 +34,108 @@ def tcp_mem_kb():
     return -1
 
 
+def sysctl_ipv4(name, value=None):
+    """Reads (or writes) net.ipv4.NAME of the caller's network namespace."""
+    path = "/proc/sys/net/ipv4/" + name
+    if value is not None:
+        with open(path, "w") as f:
+            f.write(value)
+    with open(path) as f:
+        return f.read().strip()
+
+
+def allow_ccs(ccs, sysctl=sysctl_ipv4):
+    """A namespace other than the first may set only a congestion control
+    that tcp_allowed_congestion_control lists (the kernel refuses the
+    rest with EPERM): adds ccs there (through sysctl, which must reach
+    the first namespace); returns the list to put back with
+    sysctl("tcp_allowed_congestion_control", it). It changes no
+    socket's default."""
+    before = sysctl("tcp_allowed_congestion_control")
+    want = before.split() + [c for c in ccs if c not in before.split()]
+    sysctl("tcp_allowed_congestion_control", " ".join(want))
+    return before
+
+
+def kthreads_cpu_ms(prefix):
+    """CPU time so far, ms, of the kernel threads whose name starts with
+    prefix ("kdamond": DAMON's, which on the machines of RESULTS.md
+    checks and reclaims pages for the host; its walks of the processes
+    that map a page cost more the more processes there are)."""
+    total = 0
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                st = f.read()
+        except OSError:
+            continue
+        name = st[st.index("(") + 1:st.rindex(")")]
+        if name.startswith(prefix):
+            f = st[st.rindex(")") + 2:].split()
+            total += (int(f[11]) + int(f[12])) * 1000 // tick
+    return total
+
+
+class CpuGroup:
+    """A cgroup of its own for a server, to count the CPU time all its
+    processes take (those that ended too): cgroup v1's cpuacct or v2's
+    cpu.stat. procs is the file a process joins by writing its pid
+    (children follow); usage_ns() the CPU time so far, or None where
+    neither is mounted. remove() waits for the processes to be gone."""
+
+    def __init__(self, name):
+        self.path = None
+        for root, v2 in (("/sys/fs/cgroup/cpuacct", False), ("/sys/fs/cgroup", True)):
+            if v2 != os.path.exists(os.path.join(root, "cgroup.controllers")):
+                continue
+            if not v2 and not os.path.exists(os.path.join(root, "cpuacct.usage")):
+                continue
+            path = os.path.join(root, "%s.%d" % (name, os.getpid()))
+            try:
+                os.mkdir(path)
+            except OSError:
+                continue
+            self.path, self.v2 = path, v2
+            break
+        self.procs = os.path.join(self.path, "cgroup.procs") if self.path else "/dev/null"
+
+    def usage_cmd(self):
+        """A shell command that prints usage_ns() (for a run in a namespace)."""
+        if self.path is None:
+            return "echo -"
+        if not self.v2:
+            return "cat %s" % os.path.join(self.path, "cpuacct.usage")
+        return "awk '/^usage_usec /{print $2 * 1000}' %s" % os.path.join(self.path, "cpu.stat")
+
+    def usage_ns(self):
+        if self.path is None:
+            return None
+        if not self.v2:
+            with open(os.path.join(self.path, "cpuacct.usage")) as f:
+                return int(f.read())
+        with open(os.path.join(self.path, "cpu.stat")) as f:
+            for line in f:
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) * 1000
+        return None
+
+    def remove(self, wait_s=30.0):
+        if self.path is None:
+            return
+        end = time.monotonic() + wait_s
+        while True:
+            try:
+                os.rmdir(self.path)
+                return
+            except OSError:
+                if time.monotonic() > end:
+                    raise
+                time.sleep(0.2)
+
+
 # settle(): quiet means at most this many runnable tasks (the caller's own
 # read included) in every sample for SETTLE_QUIET_S; waited for at most
 # SETTLE_MAX_S.
