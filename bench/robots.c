@@ -81,6 +81,12 @@ struct wstat {
 	double cpu;
 	uint32_t deaths[D_COUNT];
 	uint64_t tls_data, tls_resumed, tls_unclean;
+	/* Since the last report: the latest paced read (s after its tick),
+	 * time runnable but not running (schedstat, s), involuntary
+	 * context switches. Why a worker's reads ran late. */
+	double lag, lag_sum, rq_wait;
+	uint64_t nivcsw, reads;
+	uint32_t batch;			/* most paced reads due in one turn */
 };
 
 struct opts {
@@ -104,6 +110,8 @@ struct worker {
 	double start;			/* the run began */
 	struct wstat st;
 	uint32_t verbose_left;
+	double rq_wait_at;		/* rq_wait_self() at the last report */
+	uint64_t nivcsw_at;
 };
 
 /* ---- worker ---- */
@@ -130,12 +138,13 @@ robot_dies(struct worker *W, struct sess *s, enum death why)
 		W->verbose_left--;
 		/* When, and how far its last operation got, in ms after it
 		 * began (PASV for a fetch); -1: not reached. */
-		fprintf(stderr, "robot %u dead: %s (%s, last reply %d) t=%.2f"
+		fprintf(stderr, "robot %u dead: %s (%s, last reply %d) t=%.2f (monotonic %.6f)"
 			" op: cmd %.0f data %.0f eof %.0f\n",
 			W->base + (uint32_t)(s - W->L.s), death_names[why],
-			s->err != NULL ? s->err : "-", s->code, fb_now() - W->start,
+			s->err != NULL ? s->err : "-", s->code, fb_now() - W->start, fb_now(),
 			since_op(s, s->cmd_at), since_op(s, s->xfer_start),
 			since_op(s, s->eof_at));
+		sess_reads_dump(s, stderr);
 	}
 	sess_close(&W->L, s);
 }
@@ -280,9 +289,40 @@ check_rates(struct worker *W)
 	}
 }
 
+/* This process's runqueue wait so far, s (0 without schedstats). */
+static double
+rq_wait_self(void)
+{
+	unsigned long long run, wait;
+	FILE *f = fopen("/proc/self/schedstat", "r");
+	int ok;
+
+	if (f == NULL)
+		return 0;
+	ok = fscanf(f, "%llu %llu", &run, &wait) == 2;
+	fclose(f);
+	return ok ? (double)wait / 1e9 : 0;
+}
+
 static void
 send_stat(struct worker *W, int final)
 {
+	struct rusage ru;
+	double rq = rq_wait_self();
+
+	getrusage(RUSAGE_SELF, &ru);
+	W->st.lag = W->L.tick_lag_max;
+	W->L.tick_lag_max = 0;
+	W->st.lag_sum = W->L.tick_lag_sum;
+	W->st.reads = W->L.tick_reads;
+	W->L.tick_lag_sum = 0;
+	W->L.tick_reads = 0;
+	W->st.batch = W->L.tick_batch_max;
+	W->L.tick_batch_max = 0;
+	W->st.rq_wait = rq - W->rq_wait_at;
+	W->rq_wait_at = rq;
+	W->st.nivcsw = (uint64_t)ru.ru_nivcsw - W->nivcsw_at;
+	W->nivcsw_at = (uint64_t)ru.ru_nivcsw;
 	W->st.final = (uint32_t)final;
 	W->st.bytes = W->L.bytes;
 	W->st.cpu = fb_cpu_self();
@@ -334,6 +374,7 @@ worker_main(const struct opts *o, uint32_t id, uint32_t base, uint32_t n,
 		die("out of memory for %u robots", n);
 	loop_init(&W.L, &o->tgt, n);
 	W.L.classic = o->classic;
+	W.L.trace = o->verbose;
 	W.L.ctx = &W;
 	W.L.on_done = robot_done;
 	start_more(&W);
@@ -380,6 +421,15 @@ sum_stats(const struct wproc *w, uint32_t j, struct wstat *sum)
 		sum->tls_data += w[i].last.tls_data;
 		sum->tls_resumed += w[i].last.tls_resumed;
 		sum->tls_unclean += w[i].last.tls_unclean;
+		if (w[i].last.lag > sum->lag)
+			sum->lag = w[i].last.lag;
+		if (w[i].last.rq_wait > sum->rq_wait)
+			sum->rq_wait = w[i].last.rq_wait;
+		sum->nivcsw += w[i].last.nivcsw;
+		sum->lag_sum += w[i].last.lag_sum;
+		sum->reads += w[i].last.reads;
+		if (w[i].last.batch > sum->batch)
+			sum->batch = w[i].last.batch;
 		for (k = 0; k < D_COUNT; k++)
 			sum->deaths[k] += w[i].last.deaths[k];
 	}
@@ -434,10 +484,12 @@ print_progress(const struct wproc *w, uint32_t j, double t, uint64_t *prev_bytes
 
 	sum_stats(w, j, &sum);
 	printf("t=%.0f alive=%u dead=%u connecting=%u pending=%u fetches=%llu"
-	       " MB/s=%.2f cpu=%.1f%%\n", t, sum.alive, sum.dead, sum.connecting,
-	       sum.pending, (unsigned long long)sum.fetches,
+	       " MB/s=%.2f cpu=%.1f%% lag=%.1fms lag_avg=%.2fms rqwait=%.1fms nivcsw=%llu batch=%u\n", t, sum.alive,
+	       sum.dead, sum.connecting, sum.pending, (unsigned long long)sum.fetches,
 	       (double)(sum.bytes - *prev_bytes) / (1024.0 * 1024.0),
-	       t > 0 ? 100.0 * sum.cpu / t : 0);
+	       t > 0 ? 100.0 * sum.cpu / t : 0, sum.lag * 1000,
+	       sum.reads > 0 ? sum.lag_sum * 1000 / (double)sum.reads : 0, sum.rq_wait * 1000,
+	       (unsigned long long)sum.nivcsw, sum.batch);
 	*prev_bytes = sum.bytes;
 }
 

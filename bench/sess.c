@@ -343,6 +343,7 @@ static void
 start_transfer(struct fb_loop *L, struct sess *s)
 {
 	s->op_start = fb_now();
+	s->nreads = 0;
 	s->cmd_at = s->xfer_start = s->eof_at = s->first_at = 0;
 	s->bytes = 0;
 	s->prelim = s->data_up = s->data_eof = s->final_ok = 0;
@@ -735,6 +736,12 @@ throttle_read(struct fb_loop *L, struct sess *s)
 		return;
 	}
 	s->want_read = 0;
+	if (L->trace && s->nreads < sizeof(s->reads) / sizeof(s->reads[0])) {
+		s->reads[s->nreads].due = s->next_tick;
+		s->reads[s->nreads].at = now;
+		s->reads[s->nreads].bytes = (uint32_t)n;
+	}
+	s->nreads++;
 	data_in(L, s, n);
 	if (L->classic) {
 		s->next_tick = now + (double)n / s->rate;
@@ -923,6 +930,7 @@ begin_op(struct sess *s, enum sess_op op)
 	s->code = 0;
 	s->bytes = 0;
 	s->op_start = fb_now();
+	s->nreads = 0;
 }
 
 void
@@ -1047,15 +1055,37 @@ run_ready(struct fb_loop *L)
 	}
 }
 
+void
+sess_reads_dump(const struct sess *s, FILE *out)
+{
+	uint32_t i;
+
+	fprintf(out, "  its paced reads, ms after the op began: due at (late) bytes:");
+	for (i = 0; i < s->nreads && i < sizeof(s->reads) / sizeof(s->reads[0]); i++)
+		fprintf(out, " %.1f %.1f (%.1f) %u;", (s->reads[i].due - s->op_start) * 1000,
+			(s->reads[i].at - s->op_start) * 1000,
+			(s->reads[i].at - s->reads[i].due) * 1000, s->reads[i].bytes);
+	fprintf(out, "\n");
+}
+
 static void
 run_timers(struct fb_loop *L, double now)
 {
+	uint32_t batch = 0;
+
 	while (L->heap_len > 0 && L->s[L->heap[0]].next_tick <= now) {
 		struct sess *s = &L->s[L->heap[0]];
 
+		if (now - s->next_tick > L->tick_lag_max)
+			L->tick_lag_max = now - s->next_tick;
+		L->tick_lag_sum += now - s->next_tick;
+		L->tick_reads++;
 		heap_remove(L, s);
 		throttle_read(L, s);
+		batch++;
 	}
+	if (batch > L->tick_batch_max)
+		L->tick_batch_max = batch;
 }
 
 static void

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include "ftpreply.h"
@@ -84,6 +85,9 @@ struct sess {
 	double first_at;		/* RETR: the first data byte came */
 	double done_at;
 	double next_tick;		/* throttled read due */
+	/* With trace: this fetch's paced reads, each when due and when done. */
+	struct { double due, at; uint32_t bytes; } reads[16];
+	uint32_t nreads;
 	double stor_secs;		/* STOR: send for this long (0: use limit) */
 	uint64_t bytes;			/* data bytes moved by this operation */
 	uint64_t limit;			/* STOR: bytes to send */
@@ -118,6 +122,11 @@ struct fb_loop {
 	fb_xfer_fn on_xfer;		/* optional: a transfer began */
 	void *ctx;
 	uint64_t bytes;			/* all data bytes moved */
+	double tick_lag_max;		/* latest paced read, s after its tick */
+	uint32_t tick_batch_max;	/* most paced reads due in one turn */
+	double tick_lag_sum;		/* the paced reads' lateness, s, ... */
+	uint64_t tick_reads;		/* ... over this many */
+	int trace;			/* robots -v: sessions log their reads */
 	/*
 	 * Throttled reads paced as the classic dkftpbench paces them: the
 	 * pause after a read of n bytes is n / rate from that read (no
@@ -141,6 +150,8 @@ double fb_now(void);
 /* n sessions, all SS_FREE. Dies when out of memory or fds. */
 void loop_init(struct fb_loop *L, const struct fb_target *t, uint32_t n);
 void loop_free(struct fb_loop *L);
+/* With L->trace: the session's paced reads in its last fetch. */
+void sess_reads_dump(const struct sess *s, FILE *out);
 
 /*
  * Runs until stop(L) is true (returns 0) or until the monotonic time
