@@ -229,6 +229,37 @@ def test_fake():
     srv.server_close()
 
 
+def test_slow_deaths_report_reads():
+    """-C -v: a robot below -B dies at the end of its fetch, and its death
+    line lists each paced read of that fetch (10 KB in 1500-byte reads:
+    seven, the last 1240 bytes); the per-second lines carry the timing."""
+    srv = FakeFTP("normal")
+    args = ["robots", "-h127.0.0.1", "-P%d" % srv.port, "-n2", "-c2", "-t3",
+            "-b20000", "-B40000", "-ubench", "-ppw", "-fx10k.dat", "-m1500",
+            "-T5", "-C", "-v"]
+    try:
+        p = subprocess.run([FTPBENCH] + args, capture_output=True, text=True, timeout=40)
+    except subprocess.TimeoutExpired:
+        check(False, "-C -v robots stopped within 40 s")
+        return
+    r = robots_result(p.stdout)
+    check(r is not None and r["alive"] == 0 and r["dead"] == 2,
+          "-C below -B: both robots dead (%r)" % (r,))
+    reads = re.findall(r"^  its paced reads, ms after the op began: due at \(late\) bytes:"
+                       r"((?: [-\d.]+ [-\d.]+ \([-\d.]+\) \d+;)+)$", p.stderr, re.M)
+    check(len(reads) == 2, "a read log after each death (%d of 2)" % len(reads))
+    if len(reads) != 2:
+        sys.stderr.write(p.stderr)
+    for log in reads:
+        sizes = [int(x) for x in re.findall(r"\) (\d+);", log)]
+        check(sizes == [1500] * 6 + [1240], "the fetch's reads, in order (%r)" % sizes)
+    check(re.search(r"^t=1 .* lag=[\d.]+ms lag_avg=[\d.]+ms rqwait=[\d.]+ms "
+                    r"nivcsw=\d+ batch=\d+$", p.stdout, re.M) is not None,
+          "per-second line with the generator's timing")
+    srv.shutdown()
+    srv.server_close()
+
+
 def test_stall():
     srv = FakeFTP("stall")
     rc, out, secs = run(["robots", "-h127.0.0.1", "-P%d" % srv.port, "-n3", "-c3",
@@ -412,6 +443,7 @@ if __name__ == "__main__":
         sys.exit("usage: test_ftpbench.py PATH/TO/ftpbench")
     FTPBENCH = os.path.abspath(sys.argv[1])
     test_fake()
+    test_slow_deaths_report_reads()
     test_stall()
     test_liar()
     test_dead_server()
