@@ -79,7 +79,8 @@ datasock_pasv_listen(const struct tw_config *c, const struct sockaddr_storage *l
 	}
 	if (fd < 0)
 		return -1;
-	{
+	/* Without a range the kernel chose the port: asked for here. */
+	if (lo == 0) {
 		socklen_t len = sizeof(addr);
 
 		if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {

@@ -55,14 +55,16 @@ set_nonblocking(int fd)
 {
 	int flags = fcntl(fd, F_GETFL);
 
-	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+	if (flags < 0)
 		return -1;
-	return 0;
+	if ((flags & O_NONBLOCK) != 0)
+		return 0;
+	return fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ? -1 : 0;
 }
 
 /*
- * The monitor's answer to a socket request: the socket, made non-blocking
- * here (sockets from the monitor arrive blocking), or -1 with errno.
+ * The monitor's answer to a socket request: the socket, non-blocking
+ * (made so here when the monitor's came blocking), or -1 with errno.
  */
 static int
 socket_result(struct session *s, struct ipc_msg *m)
@@ -425,12 +427,18 @@ accept_pasv(struct session *s)
 	socklen_t len = sizeof(peer);
 	int fd;
 
-	if (datasock_wait(s->pasv_fd, POLLIN, s->cfg->accept_timeout) <= 0) {
-		data_close_pasv(s);
-		ctrl_reply(&s->ctrl, 425, "Failed to establish connection.");
-		return -1;
-	}
+	/* A client connects before its RETR or LIST, mostly: no wait then. */
 	fd = accept4(s->pasv_fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (datasock_wait(s->pasv_fd, POLLIN, s->cfg->accept_timeout) <= 0) {
+			data_close_pasv(s);
+			ctrl_reply(&s->ctrl, 425, "Failed to establish connection.");
+			return -1;
+		}
+		len = sizeof(peer);
+		fd = accept4(s->pasv_fd, (struct sockaddr *)&peer, &len,
+			     SOCK_CLOEXEC | SOCK_NONBLOCK);
+	}
 	data_close_pasv(s);
 	if (fd < 0) {
 		ctrl_reply(&s->ctrl, 425, "Failed to establish connection.");

@@ -802,7 +802,9 @@ send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
 	/* No kernel TLS here: TLS data is encrypted in this process. */
 	if (ascii || !x->s->cfg->use_sendfile || x->ssl != NULL)
 		return xfer_copy(x, &download, file, off, ascii);
-	if (x->rate != 0)
+	/* Paced, or what is left goes in one call (a lean queue takes it
+	 * all) and close(2) pushes it: no cork. */
+	if (x->rate != 0 || size - off <= DATA_LEAN_LOWAT)
 		return sendfile_loop(x, file, off, size);
 	xfer_cork(x, 1);
 	rc = sendfile_loop(x, file, off, size);

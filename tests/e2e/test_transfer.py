@@ -434,6 +434,37 @@ def test_accept_timeout(make_server):
     f.close()
 
 
+@pytest.mark.parametrize("size", [10 * 1024, 40 * 1024])
+def test_client_connects_after_its_retr(make_server, size):
+    """A client may send RETR before it connects: the worker finds no
+    connection yet and waits for it. Both sizes: one sendfile without
+    the cork, and one with it."""
+    s = make_server({"accept_timeout": 10})
+    data = os.urandom(size)
+    s.put("late.bin", data)
+    f = s.ftp("alice")
+    f.sendcmd("TYPE I")
+    resp = f.sendcmd("PASV")
+    _, port = ftplib.parse227(resp)
+    f.sock.sendall(b"RETR late.bin\r\n")
+    time.sleep(0.5)
+    conn = socket.create_connection((HOST, port), 10,
+                                    source_address=(f.sock.getsockname()[0], 0))
+    got = b""
+    try:
+        assert code(f.getmultiline()) in (125, 150)
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        conn.close()
+    assert code(f.getmultiline()) == 226
+    assert got == data
+    f.quit()
+
+
 def test_stalled_transfer_timeout(make_server):
     s = make_server({"data_connection_timeout": 2})
     with open(s.path("huge.bin"), "wb") as fh:
