@@ -543,7 +543,7 @@ static const struct sc_rule g_monitor_postlogin[] = {
 	{ SCMP_SYS(bind), SC_ALLOW, 0 },
 	{ SCMP_SYS(listen), SC_ALLOW, 0 },
 	{ SCMP_SYS(connect), SC_ALLOW, 0 },
-	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },	/* unused: the PASV port the kernel chose, with no pasv range (pasv_min_port 0); in a range the port is the one bound */
+	{ SCMP_SYS(getsockname), SC_ALLOW, 0 },	/* unused: the PASV port the kernel chose, with no pasv range (pasv_min_port and pasv_max_port both 0, the default); in a range the port is the one bound */
 	{ SCMP_SYS(getsockopt), SC_ALLOW, 0 },	/* unused: SO_ERROR of a PORT connect that did not complete at once */
 	{ SCMP_SYS(getpid), SC_ALLOW, 0 },	/* seeds the PASV port choice (datasock.c) */
 	/* Ending the session: SIGKILL to the workers and the relay, then

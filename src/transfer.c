@@ -72,7 +72,8 @@
  * the sender is woken when less than half of it is unsent, and the
  * kernel takes no more while the mark is reached.
  *
- * A connection starts lean: a 16 KB mark (RETR corks as ever). When a
+ * A connection starts lean: a 16 KB mark (RETR corks when more than
+ * the mark is left). When a
  * wait for room takes LEAN_SLOW_MS (a reader that keeps up makes room in
  * microseconds on a LAN), the reader is slow: an 8 KB mark, no cork,
  * TCP_NODELAY, and one send at a time (xfer_slow_room) of what its
@@ -736,7 +737,8 @@ recv_file(struct xfer *x, int file)
 }
 
 /*
- * TCP_CORK around an unpaced sendfile: the kernel then sends only full
+ * TCP_CORK around an unpaced sendfile of more than DATA_LEAN_LOWAT (a
+ * smaller one is pushed by close(2)): the kernel then sends only full
  * segments, and the pieces each call adds to the queue are not pushed
  * one by one, each with a partial last segment. With it and
  * TCP_NOTSENT_LOWAT (xfer_open) one loopback stream under BBR moved
@@ -802,8 +804,8 @@ send_file(struct xfer *x, int file, off_t off, off_t size, int ascii)
 	/* No kernel TLS here: TLS data is encrypted in this process. */
 	if (ascii || !x->s->cfg->use_sendfile || x->ssl != NULL)
 		return xfer_copy(x, &download, file, off, ascii);
-	/* Paced, or what is left goes in one call (a lean queue takes it
-	 * all) and close(2) pushes it: no cork. */
+	/* Paced, or what is left mostly goes in one call (a lean queue
+	 * takes it all) and close(2) pushes it: no cork. */
 	if (x->rate != 0 || size - off <= DATA_LEAN_LOWAT)
 		return sendfile_loop(x, file, off, size);
 	xfer_cork(x, 1);
@@ -876,9 +878,10 @@ xfer_open(struct xfer *x, struct session *s)
 	/*
 	 * TLS records (the handshake, the session tickets after it, the
 	 * close_notify) go out at once, not after a delayed ACK. A clear
-	 * connection needs no TCP_NODELAY: a listing's last lines are pushed
-	 * by close(2), and RETR corks (send_file); with TCP_NODELAY set the
-	 * cork would not hold partial segments back.
+	 * connection needs no TCP_NODELAY: a listing's last lines, and a
+	 * RETR of DATA_LEAN_LOWAT or less, are pushed by close(2), and a
+	 * larger RETR corks (send_file); with TCP_NODELAY set the cork would
+	 * not hold partial segments back.
 	 */
 	if (x->ssl != NULL)
 		xfer_tcp_opt(x, TCP_NODELAY, 1, "TCP_NODELAY");
