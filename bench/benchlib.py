@@ -57,34 +57,37 @@ def allow_ccs(ccs, sysctl=sysctl_ipv4):
     return before
 
 
+def proc_stats():
+    """(pid, name, the fields after the name) of every process, from
+    /proc/PID/stat; a process gone meanwhile is skipped."""
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        yield int(d), st[st.index("(") + 1:st.rfind(")")], st[st.rfind(")") + 2:].split()
+
+
 def kthreads_cpu_ms(prefix):
     """CPU time so far, ms, of the kernel threads whose name starts with
     prefix ("kdamond": DAMON's, which on the machines of RESULTS.md
     checks and reclaims pages for the host; its walks of the processes
     that map a page cost more the more processes there are)."""
-    total = 0
     tick = os.sysconf("SC_CLK_TCK")
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % pid) as f:
-                st = f.read()
-        except OSError:
-            continue
-        name = st[st.index("(") + 1:st.rindex(")")]
-        if name.startswith(prefix):
-            f = st[st.rindex(")") + 2:].split()
-            total += (int(f[11]) + int(f[12])) * 1000 // tick
-    return total
+    return sum((int(f[11]) + int(f[12])) * 1000 // tick
+               for _, name, f in proc_stats() if name.startswith(prefix))
 
 
 class CpuGroup:
     """A cgroup of its own for a server, to count the CPU time all its
     processes take (those that ended too): cgroup v1's cpuacct or v2's
     cpu.stat. procs is the file a process joins by writing its pid
-    (children follow); usage_ns() the CPU time so far, or None where
-    neither is mounted. remove() waits for the processes to be gone."""
+    (children follow); usage_cmd() a shell command that prints the CPU
+    time so far in ns ("-" where neither is mounted). remove() waits for
+    the processes to be gone."""
 
     def __init__(self, name):
         self.path = None
@@ -103,24 +106,12 @@ class CpuGroup:
         self.procs = os.path.join(self.path, "cgroup.procs") if self.path else "/dev/null"
 
     def usage_cmd(self):
-        """A shell command that prints usage_ns() (for a run in a namespace)."""
+        """The shell command (it runs beside the server, in its namespace)."""
         if self.path is None:
             return "echo -"
         if not self.v2:
             return "cat %s" % os.path.join(self.path, "cpuacct.usage")
         return "awk '/^usage_usec /{print $2 * 1000}' %s" % os.path.join(self.path, "cpu.stat")
-
-    def usage_ns(self):
-        if self.path is None:
-            return None
-        if not self.v2:
-            with open(os.path.join(self.path, "cpuacct.usage")) as f:
-                return int(f.read())
-        with open(os.path.join(self.path, "cpu.stat")) as f:
-            for line in f:
-                if line.startswith("usage_usec "):
-                    return int(line.split()[1]) * 1000
-        return None
 
     def remove(self, wait_s=30.0):
         if self.path is None:
