@@ -7,7 +7,7 @@
  *
  * Two figures, as ftpbench's suite times them, against a server that
  * speaks just enough FTP and nothing else (no files, no password check,
- * no privilege separation):
+ * no credentials or filters):
  *
  *   login  N clients, one after another: connect, 220, USER -> 331,
  *          PASS -> 230; each session stays open (ftpbench's "N concurrent
@@ -15,7 +15,7 @@
  *   quit   QUIT to all N at once; ends at the last 221 ("N concurrent
  *          clients (QUIT)")
  *
- * Three servers:
+ * The servers:
  *
  *   one-process             one process, epoll (as pyftpdlib)
  *   process-per-session     a listener that hands each connection to a
@@ -34,6 +34,18 @@
  *                           the client's close (the client closes at the
  *                           221, as ftpbench does): a process per session
  *                           with no work after its reply
+ *   privsep-3-processes     the processes of a privilege-separated session
+ *                           (twinftpd's, vsftpd's) and nothing else: the
+ *                           process forked before the client (the
+ *                           monitor) has forked two of its own, one that
+ *                           answers until PASS (the pre-login worker) and
+ *                           one that waits (the post-login worker). At
+ *                           PASS the first tells the monitor and exits;
+ *                           the monitor waits for its end, hands the
+ *                           connection to the second, which answers 230
+ *                           and then as idle-exit; the monitor ends with
+ *                           it. No chroot, credentials or filters: what
+ *                           the process structure costs on this machine
  *
  * Each server runs REPS times (interleaved) and prints its medians:
  *
@@ -70,11 +82,13 @@
 #define LINE_MAX_LEN 256
 #define REPLY_TIMEOUT_MS 10000	/* a reply later than this ends the run */
 
-enum server { ONE_PROCESS, PER_SESSION, PER_SESSION_IDLE_EXIT, PER_SESSION_LATE_EXIT, SERVERS };
+enum server {
+	ONE_PROCESS, PER_SESSION, PER_SESSION_IDLE_EXIT, PER_SESSION_LATE_EXIT, PRIVSEP_3, SERVERS
+};
 
 static const char *const server_name[SERVERS] = {
 	"one-process", "process-per-session", "process-per-session+idle-exit",
-	"process-per-session+late-exit",
+	"process-per-session+late-exit", "privsep-3-processes",
 };
 
 
@@ -112,12 +126,12 @@ answer(const char *line)
 /* ---- the session's own process ---- */
 
 static void
-session(int c, enum server srv)
+session(int c, enum server srv, const char *first)
 {
 	char buf[LINE_MAX_LEN];
 	size_t have = 0;
 
-	write_all(c, "220 rawsess\r\n");
+	write_all(c, first);
 	for (;;) {
 		ssize_t n = read(c, buf + have, sizeof(buf) - 1 - have);
 		char *nl;
@@ -135,7 +149,7 @@ session(int c, enum server srv)
 			write_all(c, answer(buf));
 			have -= (size_t)(nl + 2 - buf);
 			memmove(buf, nl + 2, have + 1);
-			if (quit && srv == PER_SESSION_IDLE_EXIT) {
+			if (quit && (srv == PER_SESSION_IDLE_EXIT || srv == PRIVSEP_3)) {
 				struct sched_param sp = { .sched_priority = 0 };
 
 				(void)sched_setscheduler(0, SCHED_IDLE, &sp);
@@ -187,6 +201,92 @@ recv_fd(int via)
 	return fd;
 }
 
+/* privsep-3-processes: the pre-login worker answers until PASS, then
+ * tells its monitor (one byte) and exits without a reply. */
+static void __attribute__((noreturn))
+privsep_prelogin(int mon)
+{
+	char buf[LINE_MAX_LEN];
+	size_t have = 0;
+	int c = recv_fd(mon);
+
+	write_all(c, "220 rawsess\r\n");
+	for (;;) {
+		ssize_t n = read(c, buf + have, sizeof(buf) - 1 - have);
+		char *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || have + (size_t)n == sizeof(buf) - 1)
+			_exit(0);
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = strstr(buf, "\r\n")) != NULL) {
+			if (strncasecmp(buf, "PASS", 4) == 0) {
+				(void)!write(mon, "L", 1);
+				_exit(0);
+			}
+			*nl = '\0';
+			write_all(c, answer(buf));
+			have -= (size_t)(nl + 2 - buf);
+			memmove(buf, nl + 2, have + 1);
+		}
+	}
+}
+
+/* Forks one of the monitor's two; returns the monitor's end of its socket. */
+static int
+privsep_child(int via, int other, int prelogin, pid_t *pid)
+{
+	int sp[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
+		_exit(1);
+	*pid = fork();
+	if (*pid < 0)
+		_exit(1);
+	if (*pid == 0) {
+		close(via);
+		if (other >= 0)
+			close(other);
+		close(sp[0]);
+		if (prelogin)
+			privsep_prelogin(sp[1]);
+		session(recv_fd(sp[1]), PRIVSEP_3, "230 Login successful.\r\n");
+	}
+	close(sp[1]);
+	return sp[0];
+}
+
+/* privsep-3-processes: the monitor, forked before its client, with its
+ * two children forked before the client too (as a ready pair). */
+static void __attribute__((noreturn))
+privsep_monitor(int via)
+{
+	pid_t pre, post;
+	int pre_fd, post_fd, c;
+	char byte;
+
+	/* The listener ignores SIGCHLD (no zombies); the monitor waits. */
+	signal(SIGCHLD, SIG_DFL);
+	pre_fd = privsep_child(via, -1, 1, &pre);
+	post_fd = privsep_child(via, pre_fd, 0, &post);
+	c = recv_fd(via);
+	close(via);
+	send_fd(pre_fd, c);
+	/* PASS, or the client gone: either way the pre-login worker ends,
+	 * and the post-login one may touch the connection only after. */
+	if (read(pre_fd, &byte, 1) != 1)
+		_exit(0);
+	while (waitpid(pre, NULL, 0) < 0 && errno == EINTR)
+		;
+	send_fd(post_fd, c);
+	close(c);
+	while (waitpid(post, NULL, 0) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
 /* A process forked before its client; returns the listener's end of the
  * socket its client's connection will come through. */
 static int
@@ -205,9 +305,11 @@ spare(int lfd, enum server srv)
 
 		close(lfd);
 		close(sp[0]);
+		if (srv == PRIVSEP_3)
+			privsep_monitor(sp[1]);
 		c = recv_fd(sp[1]);
 		close(sp[1]);
-		session(c, srv);
+		session(c, srv, "220 rawsess\r\n");
 	}
 	close(sp[1]);
 	return sp[0];
