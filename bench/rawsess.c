@@ -202,7 +202,9 @@ recv_fd(int via)
 }
 
 /* privsep-3-processes: the pre-login worker answers until PASS, then
- * tells its monitor (one byte) and exits without a reply. */
+ * tells its monitor (one byte) and exits without a reply. What it read
+ * past the PASS line is lost: the client waits for the 230, as ftpbench's
+ * and this file's do. */
 static void __attribute__((noreturn))
 privsep_prelogin(int mon)
 {
@@ -241,10 +243,10 @@ privsep_child(int via, int other, int prelogin, pid_t *pid)
 	int sp[2];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
-		_exit(1);
+		raw_fail("socketpair");
 	*pid = fork();
 	if (*pid < 0)
-		_exit(1);
+		raw_fail("fork");
 	if (*pid == 0) {
 		close(via);
 		if (other >= 0)
@@ -276,8 +278,11 @@ privsep_monitor(int via)
 	send_fd(pre_fd, c);
 	/* PASS, or the client gone: either way the pre-login worker ends,
 	 * and the post-login one may touch the connection only after. */
-	if (read(pre_fd, &byte, 1) != 1)
+	if (read(pre_fd, &byte, 1) != 1) {
+		while (waitpid(pre, NULL, 0) < 0 && errno == EINTR)
+			;
 		_exit(0);
+	}
 	while (waitpid(pre, NULL, 0) < 0 && errno == EINTR)
 		;
 	send_fd(post_fd, c);
@@ -458,7 +463,7 @@ run(enum server srv, int n, double *t_login, double *t_quit)
 		raw_fail("fork");
 	if (pid == 0) {
 		/* The server ends with the harness, whatever ends it; its
-		 * sessions end at their clients' close. It runs in a session
+		 * sessions end at their QUIT or their clients' close. It runs in a session
 		 * of its own, as compare starts the FTP servers: with
 		 * autogroups, a scheduling group apart from the client's. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
