@@ -125,8 +125,14 @@ answer(const char *line)
 
 /* ---- the session's own process ---- */
 
-static void
-session(int c, enum server srv, const char *first)
+/*
+ * Answers c's commands after first. With mon >= 0 (privsep-3-processes'
+ * pre-login worker) a PASS gets no reply: one byte to the monitor on mon,
+ * and the end. What was read past that line is lost: the client waits for
+ * the 230, as ftpbench's and this file's do.
+ */
+static void __attribute__((noreturn))
+session(int c, enum server srv, const char *first, int mon)
 {
 	char buf[LINE_MAX_LEN];
 	size_t have = 0;
@@ -145,6 +151,10 @@ session(int c, enum server srv, const char *first)
 		while ((nl = strstr(buf, "\r\n")) != NULL) {
 			int quit = strncasecmp(buf, "QUIT", 4) == 0;
 
+			if (mon >= 0 && strncasecmp(buf, "PASS", 4) == 0) {
+				(void)!write(mon, "L", 1);
+				_exit(0);
+			}
 			*nl = '\0';
 			write_all(c, answer(buf));
 			have -= (size_t)(nl + 2 - buf);
@@ -201,41 +211,6 @@ recv_fd(int via)
 	return fd;
 }
 
-/* privsep-3-processes: the pre-login worker answers until PASS, then
- * tells its monitor (one byte) and exits without a reply. What it read
- * past the PASS line is lost: the client waits for the 230, as ftpbench's
- * and this file's do. */
-static void __attribute__((noreturn))
-privsep_prelogin(int mon)
-{
-	char buf[LINE_MAX_LEN];
-	size_t have = 0;
-	int c = recv_fd(mon);
-
-	write_all(c, "220 rawsess\r\n");
-	for (;;) {
-		ssize_t n = read(c, buf + have, sizeof(buf) - 1 - have);
-		char *nl;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || have + (size_t)n == sizeof(buf) - 1)
-			_exit(0);
-		have += (size_t)n;
-		buf[have] = '\0';
-		while ((nl = strstr(buf, "\r\n")) != NULL) {
-			if (strncasecmp(buf, "PASS", 4) == 0) {
-				(void)!write(mon, "L", 1);
-				_exit(0);
-			}
-			*nl = '\0';
-			write_all(c, answer(buf));
-			have -= (size_t)(nl + 2 - buf);
-			memmove(buf, nl + 2, have + 1);
-		}
-	}
-}
-
 /* Forks one of the monitor's two; returns the monitor's end of its socket. */
 static int
 privsep_child(int via, int other, int prelogin, pid_t *pid)
@@ -252,9 +227,9 @@ privsep_child(int via, int other, int prelogin, pid_t *pid)
 		if (other >= 0)
 			close(other);
 		close(sp[0]);
-		if (prelogin)
-			privsep_prelogin(sp[1]);
-		session(recv_fd(sp[1]), PRIVSEP_3, "230 Login successful.\r\n");
+		session(recv_fd(sp[1]), PRIVSEP_3,
+			prelogin ? "220 rawsess\r\n" : "230 Login successful.\r\n",
+			prelogin ? sp[1] : -1);
 	}
 	close(sp[1]);
 	return sp[0];
@@ -266,7 +241,7 @@ static void __attribute__((noreturn))
 privsep_monitor(int via)
 {
 	pid_t pre, post;
-	int pre_fd, post_fd, c;
+	int pre_fd, post_fd, c, pass;
 	char byte;
 
 	/* The listener ignores SIGCHLD (no zombies); the monitor waits. */
@@ -278,13 +253,11 @@ privsep_monitor(int via)
 	send_fd(pre_fd, c);
 	/* PASS, or the client gone: either way the pre-login worker ends,
 	 * and the post-login one may touch the connection only after. */
-	if (read(pre_fd, &byte, 1) != 1) {
-		while (waitpid(pre, NULL, 0) < 0 && errno == EINTR)
-			;
-		_exit(0);
-	}
+	pass = read(pre_fd, &byte, 1) == 1;
 	while (waitpid(pre, NULL, 0) < 0 && errno == EINTR)
 		;
+	if (!pass)
+		_exit(0);
 	send_fd(post_fd, c);
 	close(c);
 	while (waitpid(post, NULL, 0) < 0 && errno == EINTR)
@@ -314,7 +287,7 @@ spare(int lfd, enum server srv)
 			privsep_monitor(sp[1]);
 		c = recv_fd(sp[1]);
 		close(sp[1]);
-		session(c, srv, "220 rawsess\r\n");
+		session(c, srv, "220 rawsess\r\n", -1);
 	}
 	close(sp[1]);
 	return sp[0];
@@ -463,9 +436,10 @@ run(enum server srv, int n, double *t_login, double *t_quit)
 		raw_fail("fork");
 	if (pid == 0) {
 		/* The server ends with the harness, whatever ends it; its
-		 * sessions end at their QUIT or their clients' close. It runs in a session
-		 * of its own, as compare starts the FTP servers: with
-		 * autogroups, a scheduling group apart from the client's. */
+		 * sessions end at their QUIT or their clients' close. It
+		 * runs in a session of its own, as compare starts the FTP
+		 * servers: with autogroups, a scheduling group apart from
+		 * the client's. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
 			_exit(1);
 		(void)setsid();

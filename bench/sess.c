@@ -1075,10 +1075,11 @@ run_timers(struct fb_loop *L, double now)
 
 	while (L->heap_len > 0 && L->s[L->heap[0]].next_tick <= now) {
 		struct sess *s = &L->s[L->heap[0]];
+		double late = now - s->next_tick;
 
-		if (now - s->next_tick > L->tick_lag_max)
-			L->tick_lag_max = now - s->next_tick;
-		L->tick_lag_sum += now - s->next_tick;
+		if (late > L->tick_lag_max)
+			L->tick_lag_max = late;
+		L->tick_lag_sum += late;
 		L->tick_reads++;
 		heap_remove(L, s);
 		throttle_read(L, s);
