@@ -376,9 +376,12 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	if (mon->cfg->delay_failed_login)
 		sleep(mon->cfg->delay_failed_login);
 	/* The permit table allows max_login_fails LOGIN requests of any
-	 * outcome: the last one closes, counted or not. */
+	 * outcome: the last one closes, counted or not. So does the failure
+	 * that reaches max_login_fails with the names userlist_file refused
+	 * at USER: any request after it would be a hostile worker's. */
 	return monitor_reply_u32(mon, IPC_LOGIN_RESULT,
-				 mon->granted[IPC_LOGIN] >= mon->cfg->max_login_fails
+				 mon->granted[IPC_LOGIN] >= mon->cfg->max_login_fails ||
+				 mon->login_fails >= mon->cfg->max_login_fails
 				 ? IPC_LOGIN_CLOSE : IPC_LOGIN_FAIL, -1);
 }
 
@@ -429,6 +432,8 @@ monitor_handle_user_check(struct monitor *mon, struct ipc_msg *m)
 		return monitor_reply_u32(mon, IPC_LOGIN_RESULT, IPC_LOGIN_OK, -1);
 	if (allowed < 0)
 		return monitor_reply_u32(mon, IPC_LOGIN_RESULT, IPC_LOGIN_BROKEN, -1);
+	/* A child forked at an earlier USER waits for no password now. */
+	auth_ahead_end();
 	mon->login_fails++;
 	if (mon->cfg->userlist_log)
 		tw_log(TW_LOG_INFO, "FAIL LOGIN: Client \"%s\", user \"%s\" (userlist_file)",

@@ -587,21 +587,50 @@ def test_unreadable_userlist_refuses_everyone(make_server, deny):
     f.quit()
 
 
-def test_userlist_refusals_count_as_failed_logins(make_server):
-    """Each name the list refuses is a failed login (as in vsftpd):
-    max_login_fails of them close the session."""
+def _userlist_server(make_server, names, max_login_fails):
+    """A server whose userlist_file (deny list) holds names."""
     srv = make_server(start=False)
     ulist = os.path.join(srv.etc, "user_list")
     with open(ulist, "w") as fh:
-        fh.write("root\nbob\nftp\nanonymous\n")
-    srv.opts.update({"userlist_enable": True, "userlist_file": ulist, "max_login_fails": 2})
+        fh.write(names)
+    srv.opts.update({"userlist_enable": True, "userlist_file": ulist,
+                     "max_login_fails": max_login_fails})
     srv.start()
+    return srv
+
+
+def test_userlist_refusals_count_as_failed_logins(make_server):
+    """Each name the list refuses is a failed login (as in vsftpd):
+    max_login_fails of them close the session."""
+    srv = _userlist_server(make_server, "root\nbob\nftp\nanonymous\n", 2)
     c = srv.ctrl()
     assert c.cmd("USER anonymous")[0] == 530     # the list holds anonymous names too
     rc_, lines = c.cmd("USER root")
     assert rc_ == 530, lines
     assert c.closed_within(10)
     c.close()
+
+
+def test_userlist_refusals_and_a_wrong_password_close_as_a_client_would(make_server):
+    """Refusals by the list and a wrong password count together: the
+    failure that reaches max_login_fails is answered 530 and closes the
+    session (as vsftpd), whichever kind it is. The session ends as a
+    client's, not as a worker that broke the rules."""
+    srv = _userlist_server(make_server, "root\nbob\n", 3)
+    c = srv.ctrl()
+    assert c.cmd("USER root")[0] == 530
+    assert c.cmd("USER bob")[0] == 530
+    assert c.cmd("USER alice")[0] == 331
+    rc_, lines = c.cmd("PASS wrong-pw")
+    assert rc_ == 530, lines
+    assert c.closed_within(10)
+    c.close()
+    # Three failures, none of them a rule broken by the worker.
+    srv.wait_log(r'FAIL LOGIN: Client "127\.0\.0\.1", user "alice"')
+    assert "max_login_fails" not in srv.log_text(), srv.log_text()
+    f = srv.ftp("alice")
+    assert code(f.sendcmd("NOOP")) == 200
+    f.quit()
 
 
 def test_unreadable_chroot_list_refuses_login(make_server):
