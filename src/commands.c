@@ -115,6 +115,8 @@ request_login(struct session *s, const char *pass)
 	struct ipc_msg m;
 	uint32_t result;
 
+	/* The monitor ends any child forked at USER at a LOGIN. */
+	s->ahead_waiting = 0;
 	ipc_init(&m, IPC_LOGIN);
 	ipc_put_str(&m, s->user, strlen(s->user));
 	ipc_put_str(&m, pass, strlen(pass));
@@ -207,17 +209,23 @@ login_userlist_ok(struct session *s, const char *user)
 /*
  * A local user's USER: the monitor may fork the PAM child now, which
  * looks the user up and starts PAM while the password is on its way
- * (auth_ahead_start()). No answer to wait for. As many as the monitor
- * grants: one per LOGIN the session may make.
+ * (auth_ahead_start()). No answer to wait for. An anonymous USER after a
+ * local one is sent too, so that the monitor ends the child still waiting
+ * for that password (auth_ahead_start() forks none for an anonymous
+ * name) instead of leaving it until its own wait runs out. As many of
+ * both together as the monitor grants: one per LOGIN the session may
+ * make (past that, a waiting child ends by its own wait).
  */
 static void
 login_user_ahead(struct session *s, const char *user, int anonymous)
 {
 	struct ipc_msg m;
 
-	if (!s->cfg->local_enable || anonymous || s->users_ahead >= s->cfg->max_login_fails)
+	if (!s->cfg->local_enable || (anonymous && !s->ahead_waiting) ||
+	    s->users_ahead >= s->cfg->max_login_fails)
 		return;
 	s->users_ahead++;
+	s->ahead_waiting = !anonymous;
 	ipc_init(&m, IPC_USER_AHEAD);
 	ipc_put_str(&m, user, strlen(user));
 	if (ipc_send(s->ipc_fd, &m) != 0)

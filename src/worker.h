@@ -85,6 +85,7 @@ struct session {
 	int prot_private;		/* PROT P: data connections are TLS */
 	char user[IPC_MAX_USER + 1];
 	unsigned users_ahead;		/* USER_AHEAD requests sent (commands.c) */
+	int ahead_waiting;		/* the last one named a local user */
 	char *home;			/* where the login started ("~"), or NULL */
 	unsigned unknown_cmds;		/* in a row, since the last known verb */
 

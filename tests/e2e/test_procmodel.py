@@ -230,8 +230,8 @@ def test_pam_child_forked_at_user_holds_nothing_of_the_session(server):
 
 def test_pam_child_forked_at_user_ends_with_the_session(server):
     """Whoever leaves between USER and PASS (QUIT, or a hang-up) takes the
-    waiting PAM child along; an anonymous login after a local USER ends it
-    (at its PASS: an anonymous USER asks the monitor nothing)."""
+    waiting PAM child along; so does an anonymous USER after a local one,
+    before its PASS (the worker tells the monitor of that USER too)."""
     for leave in ("QUIT", "hangup"):
         with server.ctrl() as c:
             mon, prelogin = _session(server, c, USERS["twnopriv"])
@@ -252,9 +252,14 @@ def test_pam_child_forked_at_user_ends_with_the_session(server):
         spare = spare_of(mon)
         assert c.cmd("USER alice")[0] == 331
         child = _pam_child_ahead(mon, sorted([prelogin, spare]))
+        start = proc_stat(child)[2]
         assert c.cmd("USER anonymous")[0] == 331
+        # Well within the child's own wait for a password (10 s).
+        wait_until(lambda: not alive(child, start) or None, 3,
+                   what="the PAM child %d gone at the anonymous USER" % child)
+        wait_until(lambda: child not in children(mon, zombies=True) or None, 3,
+                   what="the PAM child %d reaped (%s)" % (child, children(mon, zombies=True)))
         assert c.cmd("PASS a@b")[0] == 230
-        assert child not in children(mon, zombies=True)
         assert children(mon, zombies=True) == [spare], children(mon, zombies=True)
 
 
