@@ -431,6 +431,7 @@ shutdown_sessions(const struct tw_config *cfg, const int *lfds, size_t nl)
 	sdnotify("STOPPING=1");
 	for (i = 0; i < nl; i++)
 		close(lfds[i]);
+	pool_stop();
 	pids = snapshot_children(&n);
 	if (pids == NULL) {
 		tell_all();

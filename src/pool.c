@@ -85,7 +85,7 @@ static struct {
 	unsigned target;
 	time_t resized;			/* last growth or shrink */
 	long long last_accept_ms;	/* refills wait for a quiet moment */
-	int drained;			/* handed over to a new listener: no refill */
+	int drained;			/* handed over to a new listener, or stopping: no refill */
 } pool;
 
 static unsigned
@@ -113,6 +113,9 @@ pool_count_death(void)
 	time_t now = tw_mono_sec();
 	unsigned limit = pool.target > POOL_DEATHS_MIN ? pool.target : POOL_DEATHS_MIN;
 
+	/* Ended on purpose: the listener is stopping. */
+	if (pool.drained)
+		return;
 	if (now != pool.death_second) {
 		pool.death_second = now;
 		pool.deaths = 0;
@@ -258,6 +261,12 @@ pool_drain(void)
 		close(pool.slots[--pool.n].chan);
 	while (pool.nretiring > 0)
 		close(pool.retiring[--pool.nretiring].chan);
+}
+
+void
+pool_stop(void)
+{
+	pool.drained = 1;
 }
 
 size_t

@@ -43,6 +43,9 @@ void pool_reload(const struct tw_config *cfg);
  * channel closed) and the pool never refills again.
  */
 void pool_drain(void);
+/* The listener is stopping: no refill, and pairs that end are not
+ * counted as dying (pool_count_death()). The slots stay, to be reaped. */
+void pool_stop(void);
 
 /* For twinftpd -S: pairs ready for a client, the size wanted now, and
  * pairs being retired after a reload. */
