@@ -84,6 +84,30 @@ def test_lftp_basic_commands(server, tmp_path):
     assert not os.path.exists(server.path("hello.txt"))
 
 
+def test_lftp_pget_segments_and_resumes(server, tmp_path):
+    """lftp's segmented download (pget -n 4: four sessions, each a REST and
+    a RETR it drops once its part has come, mid-transfer) and its resumed
+    transfers both ways (get -c and put -c: REST, and SIZE then APPE)."""
+    data = random.Random(77).randbytes(6 << 20)
+    server.put("big.bin", data)
+    r = _lftp(server, "pget -n 4 big.bin -o got.bin", str(tmp_path))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert sha256_file(str(tmp_path / "got.bin")) == sha256(data)
+    # A partial local copy is completed from where it ends ...
+    with open(tmp_path / "part.bin", "wb") as fh:
+        fh.write(data[:1234567])
+    r = _lftp(server, "get -c big.bin -o part.bin", str(tmp_path))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert sha256_file(str(tmp_path / "part.bin")) == sha256(data)
+    # ... and so is a partial remote one.
+    server.put("up.bin", data[:3000001])
+    with open(tmp_path / "up.bin", "wb") as fh:
+        fh.write(data)
+    r = _lftp(server, "put -c up.bin", str(tmp_path))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert sha256(server.read("up.bin")) == sha256(data)
+
+
 def _curl(*args, timeout=60):
     return run(["curl", "-sS", "--max-time", "50", "--connect-timeout", "10"] + list(args),
                timeout=timeout)
