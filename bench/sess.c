@@ -407,6 +407,20 @@ maybe_start_xfer(struct fb_loop *L, struct sess *s)
 		stor_write(L, s);
 }
 
+/* "transfer refused (451)": which reply refused it says why. One static
+ * string per code, as err is kept by pointer. */
+static const char *
+xfer_refusal(int code)
+{
+	static char why[600][32];
+
+	if (code < 300 || code >= 600)
+		return "transfer refused";
+	if (why[code][0] == '\0')
+		(void)snprintf(why[code], sizeof(why[code]), "transfer refused (%d)", code);
+	return why[code];
+}
+
 static void
 on_xfer_reply(struct fb_loop *L, struct sess *s, int code)
 {
@@ -421,7 +435,7 @@ on_xfer_reply(struct fb_loop *L, struct sess *s, int code)
 		s->final_ok = 1;
 		maybe_finish_xfer(L, s);
 	} else {
-		s->err = "transfer refused";
+		s->err = xfer_refusal(code);
 		finish(L, s, 0);
 	}
 }
