@@ -239,6 +239,41 @@ def _tls_client(s):
     return f
 
 
+def _maps_tls_module(pid):
+    with open("/proc/%d/maps" % pid) as fh:
+        return "twinftpd-tls" in fh.read()
+
+
+def test_reload_turns_ftps_on(make_server):
+    """A server started without FTPS gets it from a reload: the listener,
+    already under its seccomp filter, loads the TLS module then (src/tls.h),
+    and new sessions answer AUTH TLS and move data over TLS. A session
+    from before the reload keeps going in plain FTP."""
+    s = make_server(start=False)
+    cert, key, der = _make_cert(s.base, "late")
+    s.start()
+    plain = s.ftp("alice")
+    with Ctrl(s.port) as c:
+        assert c.reply()[0] == 220
+        assert c.cmd("AUTH TLS")[0] != 234
+    assert not _maps_tls_module(s.pid)
+    s.opts.update(ssl_enable=True, rsa_cert_file=cert, rsa_private_key_file=key)
+    s.write_config()
+    assert "reload done" in reload_and_wait(s)
+    assert _maps_tls_module(s.pid)
+    f = _tls_client(s)
+    assert f.sock.getpeercert(binary_form=True) == der
+    f.login("alice", PASSWORDS["alice"])
+    f.prot_p()
+    f.storbinary("STOR tls-on.bin", io.BytesIO(b"y" * 300000))
+    buf = io.BytesIO()
+    f.retrbinary("RETR tls-on.bin", buf.write)
+    assert buf.getvalue() == b"y" * 300000
+    f.quit()
+    assert "tls-on.bin" in plain.nlst()
+    plain.quit()
+
+
 def test_reload_serves_a_renewed_certificate(make_server):
     """FTPS: a reload loads the certificate again (and checks its key as
     at start); a configuration naming a certificate that cannot be

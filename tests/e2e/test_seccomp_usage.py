@@ -11,7 +11,9 @@ build marks where each role's policy begins with a harmless refused prctl
 (sandbox_mark_role in sandbox/seccomp.c); the recorder sees it.
 
 Three daemons cover the roles and their variants: the default (local and
-anonymous sessions, isolate_network: data sockets from the monitor), one
+anonymous sessions, isolate_network: data sockets from the monitor; then
+FTPS turned on by a reload, the TLS module loaded by the listener under
+its filter), one
 without isolate_network, with connect_from_port_20 and FTPS (the TLS
 relay, the worker's own data sockets), and one where anonymous users may
 write."""
@@ -331,7 +333,11 @@ def _tls_session(srv):
     f.quit()
 
 
-def _reload(srv):
+def _reload(srv, **opts):
+    """SIGHUP; with opts, to a configuration changed by them first."""
+    if opts:
+        srv.opts.update(opts)
+        srv.write_config()
     before = srv.log_text().count("reload done")
     os.kill(srv.daemon_pid, signal.SIGHUP)
     wait_until(lambda: srv.log_text().count("reload done") > before or None, 30,
@@ -343,14 +349,17 @@ def test_every_allowed_syscall_is_used_or_explained(tmp_path):
     cert, key, _ = make_cert(str(tmp_path), "usage")
     os.chmod(str(tmp_path), 0o755)
     used, allowed = {}, {}
+    # The first daemon starts without FTPS and gets it from its reload:
+    # the listener loads the TLS module then, under its own filter.
+    tls_on = {"ssl_enable": True, "rsa_cert_file": cert, "rsa_private_key_file": key,
+              "force_local_logins_ssl": False, "force_local_data_ssl": False}
     runs = [
         ({"prefork_sessions": 2}, True,
-         lambda s: (_local_session(s), _anonymous_session(s), _failed_logins(s), _reload(s),
-                    _local_session(s, "bob", active_modes=()))),
-        ({"prefork_sessions": 2, "isolate_network": False, "connect_from_port_20": True,
-          "ssl_enable": True, "rsa_cert_file": cert, "rsa_private_key_file": key,
-          "force_local_logins_ssl": False, "force_local_data_ssl": False,
-          "delay_failed_login": 1},
+         lambda s: (_local_session(s), _anonymous_session(s), _failed_logins(s),
+                    _reload(s, **tls_on), _local_session(s, "bob", active_modes=()),
+                    _tls_session(s))),
+        (dict(tls_on, prefork_sessions=2, isolate_network=False, connect_from_port_20=True,
+              delay_failed_login=1),
          False, lambda s: (_local_session(s), _tls_session(s), _failed_logins(s))),
         ({"prefork_sessions": 2, "anon_upload_enable": True, "anon_mkdir_write_enable": True,
           "anon_other_write_enable": True, "anon_umask": "022", "isolate_network": False},
