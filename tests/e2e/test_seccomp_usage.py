@@ -13,10 +13,9 @@ build marks where each role's policy begins with a harmless refused prctl
 Three daemons cover the roles and their variants: the default (local and
 anonymous sessions, isolate_network: data sockets from the monitor; then
 FTPS turned on by a reload, the TLS module loaded by the listener under
-its filter), one
-without isolate_network, with connect_from_port_20 and FTPS (the TLS
-relay, the worker's own data sockets), and one where anonymous users may
-write."""
+its filter), one without isolate_network, with connect_from_port_20 and
+FTPS (the TLS relay, the worker's own data sockets), and one where
+anonymous users may write."""
 
 import ftplib
 import io
