@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from twhelpers import (HOST, OTHER, TWINFTPD, Ctrl, code, port_listening, retr, sha256, stor,
+from twhelpers import (HOST, OTHER, TWINFTPD, Ctrl, code, greeting_code, port_listening, retr, sha256, stor,
                        wait_until, workers)
 
 
@@ -57,13 +57,6 @@ def test_20_parallel_clients(server):
     server.wait_sessions(0, timeout=15)
 
 
-def _greeting(c):
-    """220, 421 or None (closed) for a fresh connection."""
-    try:
-        return c.reply()[0]
-    except (EOFError, ConnectionResetError):
-        return None
-
 
 def test_max_clients(make_server):
     s = make_server({"max_clients": 3, "max_per_ip": 0})
@@ -71,7 +64,7 @@ def test_max_clients(make_server):
     try:
         for _ in range(3):
             c = Ctrl(s.port)
-            assert _greeting(c) == 220
+            assert greeting_code(c) == 220
             sessions.append(c)
         s.wait_sessions(3)
         extra = Ctrl(s.port)
@@ -92,7 +85,7 @@ def test_max_clients(make_server):
         s.wait_listener_sessions(2)
         c = Ctrl(s.port)
         sessions.append(c)
-        assert _greeting(c) == 220
+        assert greeting_code(c) == 220
         c.login("bob", "bob-pw")
     finally:
         for c in sessions:
@@ -105,7 +98,7 @@ def test_max_per_ip(make_server):
     try:
         for _ in range(2):
             c = Ctrl(s.port, src=HOST)
-            assert _greeting(c) == 220
+            assert greeting_code(c) == 220
             sessions.append(c)
         s.wait_sessions(2)
         extra = Ctrl(s.port, src=HOST)
@@ -119,7 +112,7 @@ def test_max_per_ip(make_server):
         for _ in range(2):
             c = Ctrl(s.port, src=OTHER)
             sessions.append(c)
-            assert _greeting(c) == 220
+            assert greeting_code(c) == 220
             c.login("bob", "bob-pw")
             assert c.cmd("NOOP")[0] == 200
         for c in sessions[:2]:
@@ -154,7 +147,7 @@ def _fail_login(s, src):
     """One session from src that ends badly: closed after max_login_fails=1."""
     c = Ctrl(s.port, src=src)
     try:
-        assert _greeting(c) == 220
+        assert greeting_code(c) == 220
         assert c.cmd("USER alice")[0] == 331
         c.send("PASS wrong\r\n")
         try:
@@ -170,7 +163,7 @@ def _assert_other_served(s):
     """A penalty is per address: another one still logs in."""
     other = Ctrl(s.port, src=OTHER)
     try:
-        assert _greeting(other) == 220
+        assert greeting_code(other) == 220
         other.login("bob", "bob-pw")
         assert other.cmd("NOOP")[0] == 200
     finally:
@@ -186,7 +179,7 @@ def test_source_penalty(make_server):
                      "source_penalty_time": 60, "max_per_ip": 0})
     # A good session ending normally counts for nothing.
     c = Ctrl(s.port, src=HOST)
-    assert _greeting(c) == 220
+    assert greeting_code(c) == 220
     c.login("alice", "alice-pw")
     c.cmd("QUIT")
     c.close()
@@ -195,7 +188,7 @@ def test_source_penalty(make_server):
     # One bad session: not yet banned.
     c = Ctrl(s.port, src=HOST)
     try:
-        assert _greeting(c) == 220
+        assert greeting_code(c) == 220
     finally:
         c.close()
     s.wait_sessions(0)
@@ -234,7 +227,7 @@ def _guessing_session(s, src, end, guesses=2):
     (its worker killed)."""
     c = Ctrl(s.port, src=src)
     try:
-        assert _greeting(c) == 220
+        assert greeting_code(c) == 220
         _guess(c, guesses)
         if end == "quit":
             assert c.cmd("QUIT")[0] == 221
@@ -312,7 +305,7 @@ def test_failed_logins_then_success(make_server):
     for _ in range(3):
         c = Ctrl(s.port, src=HOST)
         try:
-            assert _greeting(c) == 220
+            assert greeting_code(c) == 220
             _guess(c, 2)
             c.login("alice", "alice-pw")
             assert c.cmd("NOOP")[0] == 200
@@ -321,7 +314,7 @@ def test_failed_logins_then_success(make_server):
             c.close()
     kept = Ctrl(s.port, src=HOST)
     try:
-        assert _greeting(kept) == 220
+        assert greeting_code(kept) == 220
         kept.login("alice", "alice-pw")
         for _ in range(2):
             _guessing_session(s, HOST, "quit")
@@ -391,6 +384,6 @@ def test_login_the_server_cannot_check_is_not_a_guess(make_server):
     # Counted failures would have banned HOST after the first session.
     c = Ctrl(s.port, src=HOST)
     try:
-        assert _greeting(c) == 220
+        assert greeting_code(c) == 220
     finally:
         c.close()

@@ -4,11 +4,10 @@ for it). The same address rules must hold on both paths."""
 
 import ftplib
 import os
-import socket
 
 import pytest
 
-from twhelpers import assert_theft_refused, OTHER, code, rc, recv_all, retr, sha256, stor
+from twhelpers import assert_theft_refused, OTHER, code, rc, retr, retr_by_port_from, sha256, stor
 
 
 @pytest.fixture
@@ -49,18 +48,5 @@ def test_port_promiscuous(make_server):
     s = make_server({"isolate_network": False, "port_promiscuous": True})
     s.put("x.txt", b"hello")
     f = s.ftp("alice")
-    ls = socket.create_server((OTHER, 0))
-    ls.settimeout(10)
-    p = ls.getsockname()[1]
-    try:
-        assert rc(f, "PORT 127,0,0,2,%d,%d" % (p >> 8, p & 255))[0] == 200
-        f.sock.sendall(b"RETR x.txt\r\n")
-        assert code(f.getmultiline()) in (125, 150)
-        c, _ = ls.accept()
-        c.settimeout(10)
-        assert recv_all(c) == b"hello"
-        c.close()
-        assert code(f.getmultiline()) == 226
-    finally:
-        ls.close()
+    assert retr_by_port_from(f, OTHER, "x.txt") == b"hello"
     f.close()

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from twhelpers import (HOST, OTHER, USERS, Ctrl, alive, children, code, descendants,
+from twhelpers import (HOST, OTHER, USERS, Ctrl, alive, children, code, descendants, greeting_code,
                        monitor_settled, proc_ids, proc_stat, proc_status, retr, sha256, spare_of, stor, wait_until,
                        workers)
 
@@ -65,12 +65,6 @@ def _transfer(f, name="t.bin", size=200000):
     got, _, final = retr(f, "RETR " + name)
     assert code(final) == 226 and sha256(got) == sha256(data)
 
-
-def _greeting(c):
-    try:
-        return c.reply()[0]
-    except (EOFError, ConnectionResetError):
-        return None
 
 
 # ------------------------------------------------------------------ pool
@@ -197,7 +191,7 @@ def _kill_and_check_replaced(s, n, kill_monitor, kill_worker, kill_spare=False):
         for i in range(n + 1):
             c = Ctrl(s.port)
             conns.append(c)
-            g = _greeting(c)
+            g = greeting_code(c)
             assert g == 220, "connection %d after killing idle pairs got %r" % (i, g)
             c.login("alice", "alice-pw")
         _, lines = conns[0].cmd("NOOP")
@@ -274,7 +268,7 @@ def test_burst_larger_than_pool(make_server):
     def client(i):
         c = conns[i]
         try:
-            assert _greeting(c) == 220
+            assert greeting_code(c) == 220
             # Anonymous: twenty PAM logins at once exceed what pam_wrapper
             # can do under TW_E2E_PAM=wrapper (its per-process config dirs
             # collide), and the burst is about the pool, not PAM.
@@ -323,7 +317,7 @@ def test_sigterm_ends_sessions_in_batches_before_exiting(make_server):
     try:
         for i in range(n):
             c = Ctrl(s.port)
-            assert _greeting(c) == 220
+            assert greeting_code(c) == 220
             c.login("anonymous", "stop%d@example.org" % i)
             conns.append(c)
         s.wait_sessions(n, timeout=30)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from twhelpers import (assert_theft_refused, HOST, OTHER, alive, code, open_data, pwd_of, rc, recv_all, retr,
-                       tree_snapshot, wait_until)
+                       retr_by_port_from, tree_snapshot, wait_until)
 
 
 def _still_serving(server):
@@ -91,20 +91,7 @@ def test_port_promiscuous_allows_other_address(make_server):
     s = make_server({"port_promiscuous": True})
     s.put("x.txt", b"hello")
     f = s.ftp("alice")
-    ls = _listen(OTHER)
-    ls.settimeout(10)
-    p = ls.getsockname()[1]
-    try:
-        assert rc(f, "PORT 127,0,0,2,%d,%d" % (p >> 8, p & 255))[0] == 200
-        f.sock.sendall(b"RETR x.txt\r\n")
-        assert code(f.getmultiline()) in (125, 150)
-        c, _ = ls.accept()
-        c.settimeout(10)
-        assert recv_all(c) == b"hello"
-        c.close()
-        assert code(f.getmultiline()) == 226
-    finally:
-        ls.close()
+    assert retr_by_port_from(f, OTHER, "x.txt") == b"hello"
     f.close()
 
 

@@ -510,6 +510,35 @@ def recv_all(conn, tolerate_reset=False):
     return b"".join(chunks)
 
 
+def retr_by_port_from(f, addr, name):
+    """PORT to a listener on addr (another address than the client's), then
+    RETR name over it: the bytes received, after the 150 and the 226."""
+    ls = socket.create_server((addr, 0))
+    ls.settimeout(10)
+    p = ls.getsockname()[1]
+    try:
+        assert rc(f, "PORT %s,%d,%d" % (addr.replace(".", ","), p >> 8, p & 255))[0] == 200
+        f.sock.sendall(b"RETR " + name.encode() + b"\r\n")
+        assert code(f.getmultiline()) in (125, 150)
+        c, _ = ls.accept()
+        c.settimeout(10)
+        got = recv_all(c)
+        c.close()
+        assert code(f.getmultiline()) == 226
+    finally:
+        ls.close()
+    return got
+
+
+def greeting_code(c):
+    """A fresh connection's first reply code (220, 421), or None when the
+    server closed it without one."""
+    try:
+        return c.reply()[0]
+    except (EOFError, ConnectionResetError):
+        return None
+
+
 def ftp_on_socket(sock):
     """An ftplib.FTP over an already connected control socket (inetd and
     socket-activation tests), the greeting read."""
