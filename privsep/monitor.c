@@ -283,6 +283,32 @@ monitor_handle_tls_on(struct monitor *mon, struct ipc_msg *m)
 	return MONITOR_CONTINUE;
 }
 
+/*
+ * A trusted balancer's connection whose worker named no client
+ * (PROXY_CLIENT) and asks for a step of a login (USER_CHECK, USER_AHEAD,
+ * LOGIN): a health check, or a hostile worker. The balancer itself is
+ * the client then, admitted as one (tcp_wrappers) before the step, so
+ * that a worker that stays silent skips nothing. MONITOR_CONTINUE, or
+ * the session's end (a 421).
+ */
+static int
+monitor_unnamed_admit(struct monitor *mon)
+{
+	const char *refusal;
+
+	if (mon->unnamed_admit == NULL || mon->granted[IPC_PROXY_CLIENT] != 0 ||
+	    tw_rt.proxy_trusted.n == 0 || !sa_cidr_list_match(&tw_rt.proxy_trusted, &mon->peer))
+		return MONITOR_CONTINUE;
+	refusal = mon->unnamed_admit(mon);
+	if (refusal == NULL)
+		return MONITOR_CONTINUE;
+	tw_log(TW_LOG_INFO, "refused login of Client \"%s\" (a balancer's connection that "
+	       "named no client): %s", mon->peer_ip, refusal);
+	if (!mon->ctrl_tls && !config_implicit_tls(mon->cfg, sa_port(&mon->local)))
+		reply_final(mon->client_fd, 421, refusal);
+	return MONITOR_EXIT_OK;
+}
+
 static int
 monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 {
@@ -303,23 +329,15 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	/* The password is in pass alone from here (a PAM child that holds
 	 * a session keeps a copy of this memory). */
 	explicit_bzero(m->payload, sizeof(m->payload));
-	/*
-	 * A balancer's connection whose worker named no client (a health
-	 * check, or a hostile worker): the balancer itself is the client,
-	 * admitted as one (tcp_wrappers) before any login.
-	 */
-	if (mon->unnamed_admit != NULL && mon->granted[IPC_PROXY_CLIENT] == 0 &&
-	    tw_rt.proxy_trusted.n != 0 && sa_cidr_list_match(&tw_rt.proxy_trusted, &mon->peer)) {
-		const char *refusal = mon->unnamed_admit(mon);
-
-		if (refusal != NULL) {
-			explicit_bzero(pass, sizeof(pass));
-			tw_log(TW_LOG_INFO, "refused login of Client \"%s\" (a balancer's "
-			       "connection that named no client): %s", mon->peer_ip, refusal);
-			if (!mon->ctrl_tls && !config_implicit_tls(mon->cfg, sa_port(&mon->local)))
-				reply_final(mon->client_fd, 421, refusal);
-			return MONITOR_EXIT_OK;
-		}
+	/* USER_CHECK's refusals may have reached it (they answer CLOSE). */
+	if (mon->login_fails >= mon->cfg->max_login_fails) {
+		explicit_bzero(pass, sizeof(pass));
+		return monitor_abort(mon, "LOGIN request after max_login_fails");
+	}
+	rc = monitor_unnamed_admit(mon);
+	if (rc != MONITOR_CONTINUE) {
+		explicit_bzero(pass, sizeof(pass));
+		return rc;
 	}
 	if (mon->user == NULL)
 		mon->user = tw_scratch_alloc(sizeof(*mon->user));
@@ -389,7 +407,8 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
  * A USER request's name into user (IPC_MAX_USER + 1 bytes): MONITOR_CONTINUE,
  * or the verdict that ends the session (malformed; its option, enabled,
  * off; after the failures that closed the session, where the worker ended
- * it, so that only a hostile one asks on).
+ * it, so that only a hostile one asks on; a balancer's connection that
+ * named no client, refused as a client: monitor_unnamed_admit).
  */
 static int
 monitor_user_request(struct monitor *mon, struct ipc_msg *m, char *user, int enabled,
@@ -407,7 +426,7 @@ monitor_user_request(struct monitor *mon, struct ipc_msg *m, char *user, int ena
 	else if (mon->login_fails >= mon->cfg->max_login_fails)
 		(void)snprintf(why, sizeof(why), "%s request after max_login_fails", name);
 	else
-		return MONITOR_CONTINUE;
+		return monitor_unnamed_admit(mon);
 	return monitor_abort(mon, why);
 }
 
@@ -667,8 +686,9 @@ monitor_handle_proxy_client(struct monitor *mon, struct ipc_msg *m)
 	if (tw_rt.proxy_trusted.n == 0 || !sa_cidr_list_match(&tw_rt.proxy_trusted, &mon->peer))
 		return monitor_abort(mon, "PROXY_CLIENT request on a connection from an "
 				     "untrusted source");
-	/* Before the session starts: no TLS yet, no login tried. */
-	if (mon->ctrl_tls || mon->granted[IPC_LOGIN] != 0)
+	/* Before the session starts: no TLS yet, no step of a login. */
+	if (mon->ctrl_tls || mon->granted[IPC_LOGIN] != 0 || mon->granted[IPC_USER_CHECK] != 0 ||
+	    mon->granted[IPC_USER_AHEAD] != 0)
 		return monitor_abort(mon, "PROXY_CLIENT request after the session started");
 	(void)tw_strlcpy(balancer, mon->peer_ip, sizeof(balancer));
 	monitor_set_peer(mon, &client);

@@ -432,6 +432,12 @@ tw_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	/*
+	 * What a line quotes (a login name, a path, a module's message) may
+	 * hold a line break: a hostile worker's LOGIN could then write a
+	 * whole FAIL LOGIN line of its choosing (fail2ban bans by those).
+	 */
+	log_clean(text, sizeof(text), text, sizeof(text) - 1);
 
 	if (sink != NULL) {
 		sink(level, text);

@@ -94,6 +94,11 @@ void log_clean(char *out, size_t outsz, const char *text, size_t len);
 /* Sets the role name shown in each line ("listener", "monitor", ...). */
 void log_set_role(const char *role);
 
+/*
+ * One log line (cut at TW_LOG_MAX_TEXT), every control byte of the
+ * formatted text written as '?' (log_clean): a name or path it quotes
+ * cannot break it into two.
+ */
 void tw_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*

@@ -934,10 +934,20 @@ test_proxy_client(void)
 	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
 	expect_log("PROXY_CLIENT request after the session started");
 	direct_close(&d);
-	direct_open(&d, MONITOR_PRELOGIN);
-	d.mon.granted[IPC_LOGIN] = 1;
-	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
-	direct_close(&d);
+	/* After LOGIN, USER_CHECK or USER_AHEAD: a step of a login. (The
+	 * request is built again: a dispatch reads it to its end.) */
+	{
+		static const uint16_t steps[] = { IPC_LOGIN, IPC_USER_CHECK, IPC_USER_AHEAD };
+
+		for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+			direct_open(&d, MONITOR_PRELOGIN);
+			d.mon.granted[steps[i]] = 1;
+			build_addr_record(&m, IPC_PROXY_CLIENT, PORT_CONNECT_V4, FOREIGN_IP, 5000);
+			CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+			expect_log("PROXY_CLIENT request after the session started");
+			direct_close(&d);
+		}
+	}
 	/* Malformed: family, port 0. */
 	direct_open(&d, MONITOR_PRELOGIN);
 	build_addr_record(&m, IPC_PROXY_CLIENT, BAD_FAMILY, FOREIGN_IP, 5000);
@@ -988,6 +998,21 @@ test_unnamed_balancer_login(void)
 	expect_log("refused login of Client \"" PEER_IP "\" (a balancer's connection");
 	CHECK_INT(d.mon.login_fails, 0);
 	direct_close(&d);
+
+	/* USER_CHECK, a step before LOGIN: refused the same way, before a
+	 * userlist refusal could count against the balancer. */
+	cfg.userlist_enable = 1;
+	direct_open(&d, MONITOR_PRELOGIN);
+	d.mon.unnamed_admit = proxy_admit_test;
+	d.mon.client_fd = sv[0];
+	ipc_init(&m, IPC_USER_CHECK);
+	ipc_put_str(&m, "mallory", 7);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_OK);
+	CHECK(direct_no_answer(&d));
+	CHECK_STR(client_got(sv[1]), "421 Service not available.\r\n");
+	CHECK_INT(d.mon.login_fails, 0);
+	direct_close(&d);
+	cfg.userlist_enable = 0;
 
 	/* A named client: the balancer's admission is not asked again. */
 	direct_open(&d, MONITOR_PRELOGIN);
@@ -1521,6 +1546,30 @@ test_oversize_strings(void)
 }
 
 /*
+ * A login name with a line break (only a hostile worker sends one: the
+ * client's line ends at LF) stays in its one log line: no FAIL LOGIN
+ * line of the worker's making for fail2ban to count.
+ */
+static enum after_script
+script_login_forged_name(int fd)
+{
+	send_login_as(fd, "x\"\nJan 01 00:00:00 [pid 1] [priv] FAIL LOGIN: Client "
+		      "\"203.0.113.7\", user \"root", "guess");
+	expect_login_result(fd, IPC_LOGIN_FAIL);
+	return EXIT_CLEANLY;
+}
+
+static void
+test_login_name_one_line(void)
+{
+	struct monitor mon;
+
+	CHECK_INT(serve(script_login_forged_name, &mon, -1), MONITOR_EXIT_OK);
+	expect_log("FAIL LOGIN: Client \"" PEER_IP "\", user \"x\"?Jan 01 00:00:00 [pid 1]");
+	CHECK(strchr(last_log, '\n') == NULL);
+}
+
+/*
  * A flood of LOG requests, then a LOGIN: still answered, and the session
  * ends normally. Worker lines go to the log file, not to the tests' sink:
  * the case opens one to count them.
@@ -1988,6 +2037,15 @@ test_user_check(void)
 	expect_log("USER_CHECK request after max_login_fails");
 	direct_close(&d);
 
+	/* A LOGIN after the refusals that closed the session (2 of 2). */
+	direct_open(&d, MONITOR_PRELOGIN);
+	CHECK_INT(user_check(&d, "mallory", MONITOR_CONTINUE), IPC_LOGIN_FAIL);
+	CHECK_INT(user_check(&d, "mallory", MONITOR_CONTINUE), IPC_LOGIN_CLOSE);
+	build_request(&m, IPC_LOGIN);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
+	expect_log("LOGIN request after max_login_fails");
+	direct_close(&d);
+
 	direct_open(&d, MONITOR_PRELOGIN);
 	build_user_check(&m, "");
 	CHECK_INT(direct_dispatch(&d, &m), MONITOR_EXIT_CRASH);
@@ -2190,6 +2248,7 @@ main(void)
 	test_unexpected_fd();
 	test_oversize_strings();
 	test_log_flood();
+	test_login_name_one_line();
 	test_xferlog();
 	test_chown_upload();
 	test_login_limits();
