@@ -294,7 +294,7 @@ CFG_BOOL(dual_log_enable, 0,
 CFG_BOOL(log_ftp_protocol, 0,
 	"Log every command and reply of every session (\"FTP command: Client ...\", \"FTP response: Client ...\"), passwords masked: for debugging; it logs file names and user names as clients send them.")
 CFG_BOOL(syslog_enable, 0,
-	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. Each line is sent to the path /dev/log, by the listener (the log writer, which writes a logged-in session's lines) or by a session's monitor before its login, so a syslog daemon that starts after twinftpd, or restarts, gets the next line; with none listening at start the start goes on and warns (as vsftpd's syslog(3) would drop the lines), and the lines until one listens are lost.")
+	"Send log lines to syslog (facility ftp, through /dev/log) instead of log_file. Each line is sent to the path /dev/log, by the listener (the log writer, which writes a logged-in session's lines) or by a session's monitor before its login, so a syslog daemon that starts after twinftpd, or restarts, gets the next line; with none listening at start the start goes on and warns (as vsftpd's syslog(3) would drop the lines), and the lines until one listens are lost. A daemon that stops reading, or falls behind a burst (its socket's queue of net.unix.max_dgram_qlen lines is full), costs lines, never a wait: a line that finds no room is lost, and the next line the same process sends is preceded by one that says how many it lost.")
 
 /* --- Sandbox --- */
 CFG_BOOL(seccomp_sandbox, 1,

@@ -367,6 +367,47 @@ log_set_role(const char *role)
 	role_name = role;
 }
 
+/* Lines the syslog socket had no room for, since the last that went. */
+static unsigned long syslog_lost TW_PER_PROCESS;
+
+/*
+ * One datagram to the syslog socket, never waiting: a daemon that stops
+ * reading (its queue full: net.unix.max_dgram_qlen lines) must not stop
+ * the listener, which writes the lines of every logged-in session, from
+ * accepting clients. A line that finds no room is lost and counted, and
+ * the next line that goes is preceded by one that says how many were
+ * lost. 0 when it went.
+ */
+static int
+syslog_datagram(const char *line, size_t len)
+{
+	if (sendto(logfd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT,
+		   (struct sockaddr *)&syslog_addr, sizeof(syslog_addr)) >= 0)
+		return 0;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		syslog_lost++;
+	return -1;
+}
+
+static void
+syslog_write(const char *head, int pid, const char *role, const char *line, size_t len)
+{
+	if (syslog_lost > 0) {
+		char note[160];
+		int k = snprintf(note, sizeof(note), "%s [pid %d] [%s] %lu log lines lost: the "
+				 "syslog socket's queue was full", head, pid, role, syslog_lost);
+		unsigned long lost = syslog_lost;
+
+		syslog_lost = 0;
+		if (k > 0 && (size_t)k < sizeof(note) && syslog_datagram(note, (size_t)k) != 0) {
+			/* Still full: this line is lost too. */
+			syslog_lost = lost + 1;
+			return;
+		}
+	}
+	(void)syslog_datagram(line, len);
+}
+
 static void
 log_write_line(int level, const char *text, int pid, const char *role)
 {
@@ -413,11 +454,11 @@ log_write_line(int level, const char *text, int pid, const char *role)
 	/*
 	 * One write per line: O_APPEND keeps lines of many processes whole,
 	 * and a datagram is one syslog message. Best effort (see the top):
-	 * a short or failed write, or a syslog that is not there, loses it.
+	 * a short or failed write, a syslog that is not there or that does
+	 * not keep up (syslog_write), loses it.
 	 */
 	if (use_syslog)
-		(void)!sendto(logfd, line, (size_t)n, MSG_NOSIGNAL,
-			      (struct sockaddr *)&syslog_addr, sizeof(syslog_addr));
+		syslog_write(head, pid, role, line, (size_t)n);
 	else
 		(void)!write(logfd, line, (size_t)n);
 }

@@ -254,10 +254,10 @@ def test_bind_failure_reaches_stderr(make_server):
 
 # ------------------------------------------------------------ logs
 
-def test_syslog_gets_every_line(make_server, tmp_path):
-    """syslog_enable=YES: login, transfer and failed-login lines of pre-forked
-    sessions all reach the syslog socket (a listener on a private path;
-    test builds let TW_TEST_SYSLOG_SOCKET name it)."""
+def _syslog_receiver(tmp_path):
+    """A syslog socket on a private path (test builds let
+    TW_TEST_SYSLOG_SOCKET name it): (path, socket, the lines read so far,
+    drain() that reads what is queued and returns all lines read)."""
     path = str(tmp_path / "log.sock")
     rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     rx.bind(path)
@@ -271,7 +271,48 @@ def test_syslog_gets_every_line(make_server, tmp_path):
                 got.append(rx.recv(65536).decode("utf-8", "replace"))
             except socket.timeout:
                 return "\n".join(got)
+    return path, rx, got, drain
 
+
+def test_syslog_that_stops_reading_costs_lines_not_logins(make_server, tmp_path):
+    """A syslog daemon that stops reading (its socket's queue full) loses
+    log lines, not the service: the listener, which writes the lines of
+    every logged-in session, never waits on the socket, so logins go on;
+    once the daemon reads again, the next line says how many were lost."""
+    with open("/proc/sys/net/unix/max_dgram_qlen") as q:
+        qlen = int(q.read())
+    if qlen > 64:
+        pytest.skip("net.unix.max_dgram_qlen=%d: too many lines to fill in a test" % qlen)
+    path, rx, got, drain = _syslog_receiver(tmp_path)
+    try:
+        srv = make_server({"syslog_enable": True, "prefork_sessions": 4},
+                          extra_env={"TW_TEST_SYSLOG_SOCKET": path})
+        srv.put("s.txt", b"syslog\n")
+        # Nobody reads: the sessions' OK LOGIN lines (their monitors') and
+        # OK DOWNLOAD lines (the listener's, for logged-in sessions)
+        # overfill the queue. A process that waited for room would stop
+        # there, and a login or a transfer would time out here.
+        for _ in range(qlen + 5):
+            f = srv.ftp("alice")
+            assert retr(f, "RETR s.txt")[0] == b"syslog\n"
+            f.quit()
+        first = drain()
+        assert first.count("OK DOWNLOAD") < qlen + 5, first
+        # Room again: the listener's next line says how many it lost.
+        f = srv.ftp("alice")
+        assert retr(f, "RETR s.txt")[0] == b"syslog\n"
+        f.quit()
+        wait_until(lambda: re.search(r"\] \d+ log lines lost: the syslog socket's queue was full",
+                                     drain()), 10, what="the lost lines counted: %r" % got)
+    finally:
+        rx.close()
+
+
+def test_syslog_gets_every_line(make_server, tmp_path):
+    """syslog_enable=YES: login, transfer and failed-login lines of pre-forked
+    sessions all reach the syslog socket (a listener on a private path;
+    test builds let TW_TEST_SYSLOG_SOCKET name it)."""
+    path, rx, got, drain = _syslog_receiver(tmp_path)
     try:
         srv = make_server({"syslog_enable": True, "prefork_sessions": 4},
                           extra_env={"TW_TEST_SYSLOG_SOCKET": path})
@@ -281,6 +322,10 @@ def test_syslog_gets_every_line(make_server, tmp_path):
             data, _, _ = retr(f, "RETR s.txt")
             assert data == b"syslog\n"
             f.quit()
+            # Read as a daemon does: the socket's queue holds only
+            # net.unix.max_dgram_qlen lines (10 here), and a line that
+            # finds it full is lost.
+            drain()
         f = srv.connect()
         with pytest.raises(ftplib.error_perm):
             f.login("alice", "wrong")
