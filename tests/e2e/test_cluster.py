@@ -123,6 +123,7 @@ def test_spread_real_clients_transfers_limits(cluster):
     # Round robin: both nodes have sessions, each from the real clients.
     assert sorted(on) == [0, 0, 1, 1], on
     for n in cluster.nodes:
+        wait_until(lambda n=n: logins_from(n), 10, what="an OK LOGIN line on each node")
         got = logins_from(n)
         assert got and set(got) <= {CLIENTS[0], CLIENTS[1]}, got
         assert 'Client "127.0.0.1"' not in n.log_text()
@@ -162,8 +163,8 @@ def test_spread_real_clients_transfers_limits(cluster):
     other.quit()
     for c in held:
         c.close()
-    assert any(re.search(r'refused proxied Client "127\.0\.0\.4"', n.log_text())
-               for n in cluster.nodes)
+    wait_until(lambda: any(re.search(r'refused proxied Client "127\.0\.0\.4"', n.log_text())
+                           for n in cluster.nodes), 10, what="the refusal in a node's log")
     # The health checks (every 500 ms all along) left nothing in the logs.
     for n in cluster.nodes:
         for noise in NOISE:

@@ -216,14 +216,14 @@ def test_quit(server):
         c.login("alice", "alice-pw")
         cd, lines = c.cmd("QUIT")
         assert cd == 221, lines
-        assert c.closed_within(5)
+        assert c.closed_within(10)
     server.wait_sessions(0)
 
 
 def test_quit_before_login(server):
     with server.ctrl() as c:
         assert c.cmd("QUIT")[0] == 221
-        assert c.closed_within(5)
+        assert c.closed_within(10)
 
 
 def test_ftplib_login_roundtrip(server):

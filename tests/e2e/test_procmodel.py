@@ -255,9 +255,9 @@ def test_pam_child_forked_at_user_ends_with_the_session(server):
         start = proc_stat(child)[2]
         assert c.cmd("USER anonymous")[0] == 331
         # Well within the child's own wait for a password (10 s).
-        wait_until(lambda: not alive(child, start) or None, 3,
+        wait_until(lambda: not alive(child, start) or None, 8,
                    what="the PAM child %d gone at the anonymous USER" % child)
-        wait_until(lambda: child not in children(mon, zombies=True) or None, 3,
+        wait_until(lambda: child not in children(mon, zombies=True) or None, 8,
                    what="the PAM child %d reaped (%s)" % (child, children(mon, zombies=True)))
         assert c.cmd("PASS a@b")[0] == 230
         assert children(mon, zombies=True) == [spare], children(mon, zombies=True)

@@ -256,7 +256,8 @@ def _local_session(srv, user="alice", active_modes=("port", "eprt")):
 
 def _lock_wait(srv, f, user):
     """An upload that waits for another's lock_upload_files lock, long
-    enough for the wait's tick (SIGALRM every 250 ms) to come."""
+    enough for the wait's tick (SIGALRM every 250 ms) to come: four of
+    them, so that one is handled however late the worker gets a CPU."""
     g = srv.ftp(user)
     g.sendcmd("TYPE I")
     conn, resp = open_data(f, "STOR locked.bin")
@@ -264,7 +265,7 @@ def _lock_wait(srv, f, user):
     waiting = data_cmd_sent(g, "STOR locked.bin")
     path = os.path.join(srv.home(user), "locked.bin")
     wait_until(lambda: lock_waiters(path) == 1, what="the second upload waiting")
-    time.sleep(0.6)
+    time.sleep(1.1)
     conn.close()
     f.voidresp()
     assert g.getresp().startswith("150")
