@@ -284,18 +284,27 @@ monitor_handle_tls_on(struct monitor *mon, struct ipc_msg *m)
 }
 
 /*
- * A trusted balancer's connection whose worker named no client
- * (PROXY_CLIENT) and asks for a step of a login (USER_CHECK, USER_AHEAD,
- * LOGIN): a health check, or a hostile worker. The balancer itself is
- * the client then, admitted as one (tcp_wrappers) before the step, so
- * that a worker that stays silent skips nothing. MONITOR_CONTINUE, or
- * the session's end (a 421).
+ * What every step of a login (USER_CHECK, USER_AHEAD, LOGIN; name is the
+ * request's) passes before it runs: MONITOR_CONTINUE, or the session's
+ * end.
+ * - Not after the failures that closed the session: the worker was told
+ *   to end it (CLOSE), so only a hostile one asks on.
+ * - A trusted balancer's connection whose worker named no client
+ *   (PROXY_CLIENT): a health check, or a hostile worker. The balancer
+ *   itself is the client then, admitted as one (tcp_wrappers) before the
+ *   step, so that a worker that stays silent skips nothing (a 421).
  */
 static int
-monitor_unnamed_admit(struct monitor *mon)
+monitor_login_step(struct monitor *mon, const char *name)
 {
 	const char *refusal;
 
+	if (mon->login_fails >= mon->cfg->max_login_fails) {
+		char why[128];
+
+		(void)snprintf(why, sizeof(why), "%s request after max_login_fails", name);
+		return monitor_abort(mon, why);
+	}
 	if (mon->unnamed_admit == NULL || mon->granted[IPC_PROXY_CLIENT] != 0 ||
 	    tw_rt.proxy_trusted.n == 0 || !sa_cidr_list_match(&tw_rt.proxy_trusted, &mon->peer))
 		return MONITOR_CONTINUE;
@@ -329,12 +338,8 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 	/* The password is in pass alone from here (a PAM child that holds
 	 * a session keeps a copy of this memory). */
 	explicit_bzero(m->payload, sizeof(m->payload));
-	/* USER_CHECK's refusals may have reached it (they answer CLOSE). */
-	if (mon->login_fails >= mon->cfg->max_login_fails) {
-		explicit_bzero(pass, sizeof(pass));
-		return monitor_abort(mon, "LOGIN request after max_login_fails");
-	}
-	rc = monitor_unnamed_admit(mon);
+	/* USER_CHECK's refusals too may have closed the session. */
+	rc = monitor_login_step(mon, "LOGIN");
 	if (rc != MONITOR_CONTINUE) {
 		explicit_bzero(pass, sizeof(pass));
 		return rc;
@@ -406,9 +411,7 @@ monitor_handle_login(struct monitor *mon, struct ipc_msg *m)
 /*
  * A USER request's name into user (IPC_MAX_USER + 1 bytes): MONITOR_CONTINUE,
  * or the verdict that ends the session (malformed; its option, enabled,
- * off; after the failures that closed the session, where the worker ended
- * it, so that only a hostile one asks on; a balancer's connection that
- * named no client, refused as a client: monitor_unnamed_admit).
+ * off; or a step of a login monitor_login_step refuses).
  */
 static int
 monitor_user_request(struct monitor *mon, struct ipc_msg *m, char *user, int enabled,
@@ -423,10 +426,8 @@ monitor_user_request(struct monitor *mon, struct ipc_msg *m, char *user, int ena
 		(void)snprintf(why, sizeof(why), "malformed %s request", name);
 	else if (!enabled)
 		(void)snprintf(why, sizeof(why), "%s request without %s", name, option);
-	else if (mon->login_fails >= mon->cfg->max_login_fails)
-		(void)snprintf(why, sizeof(why), "%s request after max_login_fails", name);
 	else
-		return monitor_unnamed_admit(mon);
+		return monitor_login_step(mon, name);
 	return monitor_abort(mon, why);
 }
 
