@@ -708,22 +708,20 @@ monitor_handle_proxy_client(struct monitor *mon, struct ipc_msg *m)
 }
 
 /*
- * Copies a path the worker named into out for a log line: a control
- * byte becomes '?' (so it cannot start a forged line), and for xferlog(5)
- * a blank becomes '_' as well (its fields are separated by blanks).
+ * Copies a path the worker named into out as one xferlog(5) field: a
+ * control byte or a blank becomes '_' (its fields are separated by
+ * blanks). The log line quotes the path as it is: tw_log writes its
+ * control bytes as '?'.
  */
 static void
-log_safe_path(char *out, size_t outsz, const char *path, int no_blanks)
+xferlog_field_path(char *out, size_t outsz, const char *path)
 {
 	size_t i;
 
 	for (i = 0; path[i] != '\0' && i + 1 < outsz; i++) {
 		unsigned char c = (unsigned char)path[i];
 
-		if (c < 0x20 || c == 0x7f)
-			out[i] = no_blanks ? '_' : '?';
-		else
-			out[i] = no_blanks && c == ' ' ? '_' : (char)c;
+		out[i] = c <= 0x20 || c == 0x7f ? '_' : (char)c;
 	}
 	out[i] = '\0';
 }
@@ -755,17 +753,16 @@ monitor_handle_xferlog(struct monitor *mon, struct ipc_msg *m)
 	up = (flags & IPC_XFER_UPLOAD) != 0;
 	ok = (flags & IPC_XFER_OK) != 0;
 	if (!c->xferlog_std_format || c->dual_log_enable) {
-		log_safe_path(shown, sizeof(shown), path, 0);
 		tw_log(TW_LOG_INFO, "%s %s: Client \"%s\", user \"%s\", \"%s\", %llu bytes, "
 		       "%.2fKbyte/sec", ok ? "OK" : "FAIL", up ? "UPLOAD" : "DOWNLOAD",
-		       mon->peer_ip, mon->login_name, shown, bytes,
+		       mon->peer_ip, mon->login_name, path, bytes,
 		       (double)bytes / 1024.0 / ((ms ? ms : 1) / 1000.0));
 	}
 	if (c->xferlog_std_format || c->dual_log_enable) {
 		/* xferlog(5): the seconds it took (at least 1, as vsftpd),
 		 * host, bytes, name, type, action, direction, access mode,
 		 * user, service, authentication, user id, completion. */
-		log_safe_path(shown, sizeof(shown), path, 1);
+		xferlog_field_path(shown, sizeof(shown), path);
 		(void)snprintf(fields, sizeof(fields),
 		    "%u %s %llu %s %c _ %c %c %s ftp 0 * %c",
 		    ms < 1000 ? 1 : (ms + 500) / 1000, mon->peer_ip, bytes,

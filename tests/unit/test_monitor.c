@@ -1627,6 +1627,12 @@ test_xferlog(void)
 	expect_session_ends(&m, "malformed XFERLOG request");
 	build_xferlog(&m, IPC_XFER_OK, "/f", 1);
 	expect_session_ends(&m, "malformed XFERLOG request");
+	/* vsftpd's line quotes the worker's path, a control byte as '?'. */
+	direct_open(&d, MONITOR_POSTLOGIN);
+	build_xferlog(&m, IPC_XFER_OK, "/a\nb", 0);
+	CHECK_INT(direct_dispatch(&d, &m), MONITOR_CONTINUE);
+	expect_log("\"/a?b\", 4294967301 bytes");
+	direct_close(&d);
 
 	fd = mkstemp(path);
 	if (fd < 0) {
