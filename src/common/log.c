@@ -396,14 +396,11 @@ syslog_write(const char *head, int pid, const char *role, const char *line, size
 		char note[160];
 		int k = snprintf(note, sizeof(note), "%s [pid %d] [%s] %lu log lines lost: the "
 				 "syslog socket's queue was full", head, pid, role, syslog_lost);
-		unsigned long lost = syslog_lost;
 
-		syslog_lost = 0;
-		if (k > 0 && (size_t)k < sizeof(note) && syslog_datagram(note, (size_t)k) != 0) {
-			/* Still full: this line is lost too. */
-			syslog_lost = lost + 1;
+		/* Still full: the note's loss counts this line, which is lost too. */
+		if (k > 0 && (size_t)k < sizeof(note) && syslog_datagram(note, (size_t)k) != 0)
 			return;
-		}
+		syslog_lost = 0;
 	}
 	(void)syslog_datagram(line, len);
 }
