@@ -54,6 +54,16 @@
  *
  * The client is one process: blocking for the logins, epoll for the
  * QUITs; it closes each connection at its 221, as ftpbench does. Run it in a network namespace of its own (bench/compare does).
+ *
+ *   rawsess serve SERVER PORT DIR
+ *
+ * keeps one of the servers with a process per session running on
+ * 127.0.0.1:PORT, answering TYPE, SIZE, PASV, RETR, STOR and DELE of
+ * DIR's files as well: the floor of that process structure under
+ * dkftpbench's robots (bench/robotsn --floor) and the suite's transfer
+ * figures (bench/ab floor:SERVER). privsep-3-processes' worker asks its monitor
+ * for each PASV socket, as twinftpd's isolated worker does;
+ * privsep-3-processes+worker-pasv makes its own.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -69,7 +79,9 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,17 +138,246 @@ answer(const char *line)
 /* ---- the session's own process ---- */
 
 /*
+ * serve mode (rawsess serve): the directory whose files SIZE and RETR
+ * name, -1 in the timing runs; and the control connection's own address,
+ * where PASV listens.
+ */
+static int serve_dir = -1;
+/* serve privsep-3-processes+worker-pasv: the worker makes its PASV
+ * sockets itself, as twinftpd's with isolate_network=NO. */
+static int serve_worker_pasv;
+
+static void send_fd(int via, int fd);
+static int recv_fd(int via);
+
+/*
+ * A listening socket on local's address with a port from 20000-60000 (the
+ * range bench/robotsn gives every server), from a random start, with
+ * SO_REUSEADDR: what the FTP servers do. The kernel's own choice (port 0)
+ * would draw from the ephemeral range, which the robots' connections and
+ * the TIME_WAIT of every finished transfer fill within seconds.
+ */
+#define PASV_LO 20000
+#define PASV_SPAN 40001
+
+static int
+pasv_socket(const struct sockaddr_in *local)
+{
+	static unsigned state;
+	struct sockaddr_in a = *local;
+	unsigned i, start;
+
+	if (state == 0)
+		state = (unsigned)getpid() * 2654435761u | 1;
+	state ^= state << 13;
+	state ^= state >> 17;
+	state ^= state << 5;
+	start = state % PASV_SPAN;
+	for (i = 0; i < PASV_SPAN; i++) {
+		int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+
+		if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0)
+			raw_fail("pasv socket");
+		a.sin_port = htons((uint16_t)(PASV_LO + (start + i) % PASV_SPAN));
+		if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(s, 1) == 0)
+			return s;
+		if (errno != EADDRINUSE)
+			raw_fail("pasv bind");
+		close(s);
+	}
+	raw_fail("no pasv port");
+}
+
+/* A plain name of serve_dir's, "/" before it allowed (the directory is
+ * the root); NULL for any other. */
+static const char *
+serve_name(const char *name)
+{
+	while (name[0] == '/')
+		name++;
+	if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL)
+		return NULL;
+	return name;
+}
+
+static int
+serve_open(const char *name, int flags)
+{
+	name = serve_name(name);
+	return name == NULL ? -1 : openat(serve_dir, name, flags | O_CLOEXEC | O_NOFOLLOW, 0644);
+}
+
+/* The data connection of a transfer, after its 150; -1 when none came. */
+static int
+serve_accept(int *pasv)
+{
+	struct pollfd p = { .fd = *pasv, .events = POLLIN };
+	int d = poll(&p, 1, REPLY_TIMEOUT_MS) == 1 ? accept4(*pasv, NULL, NULL, SOCK_CLOEXEC) : -1;
+
+	close(*pasv);
+	*pasv = -1;
+	return d;
+}
+
+/* STOR in serve mode: socket -> pipe -> file by splice, as twinftpd's
+ * binary uploads, through a pipe of its size (256 KB). */
+static void
+serve_stor(int c, int *pasv, const char *name)
+{
+	int f, d, p[2], ok = 0;
+
+	if (*pasv < 0) {
+		write_all(c, "425 Use PASV first.\r\n");
+		return;
+	}
+	f = serve_open(name, O_WRONLY | O_CREAT | O_TRUNC);
+	if (f < 0) {
+		write_all(c, "553 Could not create file.\r\n");
+		return;
+	}
+	if (pipe2(p, O_CLOEXEC) != 0)
+		raw_fail("pipe");
+	(void)fcntl(p[1], F_SETPIPE_SZ, 256 * 1024);
+	write_all(c, "150 Ok to send data.\r\n");
+	d = serve_accept(pasv);
+	while (d >= 0) {
+		ssize_t n = splice(d, NULL, p[1], NULL, 256 * 1024, SPLICE_F_MOVE);
+
+		if (n <= 0) {
+			ok = n == 0;
+			break;
+		}
+		while (n > 0) {
+			ssize_t m = splice(p[0], NULL, f, NULL, (size_t)n, SPLICE_F_MOVE);
+
+			if (m <= 0)
+				break;
+			n -= m;
+		}
+		if (n > 0)
+			break;
+	}
+	if (d >= 0)
+		close(d);
+	close(p[0]);
+	close(p[1]);
+	ok = close(f) == 0 && ok;
+	write_all(c, ok ? "226 Transfer complete.\r\n" : "426 Failure reading network stream.\r\n");
+}
+
+/* RETR in serve mode: the whole file on the PASV socket's connection. */
+static void
+serve_retr(int c, int *pasv, const char *name)
+{
+	struct stat st;
+	off_t off = 0;
+	int f, d;
+
+	if (*pasv < 0) {
+		write_all(c, "425 Use PASV first.\r\n");
+		return;
+	}
+	f = serve_open(name, O_RDONLY);
+	if (f < 0 || fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
+		if (f >= 0)
+			close(f);
+		write_all(c, "550 Failed to open file.\r\n");
+		return;
+	}
+	write_all(c, "150 Opening BINARY mode data connection.\r\n");
+	d = serve_accept(pasv);
+	if (d >= 0) {
+		/* Blocking (accept4 without SOCK_NONBLOCK): one sendfile
+		 * loop, as a simple server sends. */
+		while (off < st.st_size && sendfile(d, f, &off, (size_t)(st.st_size - off)) > 0)
+			;
+		close(d);
+	}
+	close(f);
+	write_all(c, off == st.st_size ? "226 Transfer complete.\r\n"
+				       : "426 Failure writing network stream.\r\n");
+}
+
+/* TYPE, SIZE, PASV, RETR, STOR and DELE in serve mode: 1 if line was one
+ * of them. */
+static int
+serve_command(int c, char *line, int ask, int *pasv)
+{
+	char msg[LINE_MAX_LEN];
+
+	if (serve_dir < 0)
+		return 0;
+	if (strncasecmp(line, "TYPE ", 5) == 0) {
+		write_all(c, "200 Switching to Binary mode.\r\n");
+	} else if (strncasecmp(line, "SIZE ", 5) == 0) {
+		struct stat st;
+		int f = serve_open(line + 5, O_RDONLY);
+
+		if (f >= 0 && fstat(f, &st) == 0 && S_ISREG(st.st_mode))
+			snprintf(msg, sizeof(msg), "213 %lld\r\n", (long long)st.st_size);
+		else
+			snprintf(msg, sizeof(msg), "550 Could not get file size.\r\n");
+		if (f >= 0)
+			close(f);
+		write_all(c, msg);
+	} else if (strncasecmp(line, "PASV", 4) == 0) {
+		struct sockaddr_in a;
+		socklen_t len = sizeof(a);
+		unsigned char *ip = (unsigned char *)&a.sin_addr, *pt = (unsigned char *)&a.sin_port;
+
+		if (*pasv >= 0)
+			close(*pasv);
+		if (ask >= 0 && !serve_worker_pasv) {
+			/* privsep-3: the monitor makes it (as twinftpd's
+			 * isolate_network and vsftpd's privileged helper). */
+			(void)!write(ask, "P", 1);
+			*pasv = recv_fd(ask);
+		} else {
+			if (getsockname(c, (struct sockaddr *)&a, &len) != 0)
+				_exit(1);
+			*pasv = pasv_socket(&a);
+		}
+		len = sizeof(a);
+		if (getsockname(*pasv, (struct sockaddr *)&a, &len) != 0)
+			_exit(1);
+		snprintf(msg, sizeof(msg), "227 Entering Passive Mode (%u,%u,%u,%u,%u,%u).\r\n",
+			 ip[0], ip[1], ip[2], ip[3], pt[0], pt[1]);
+		write_all(c, msg);
+	} else if (strncasecmp(line, "RETR ", 5) == 0) {
+		serve_retr(c, pasv, line + 5);
+	} else if (strncasecmp(line, "STOR ", 5) == 0) {
+		serve_stor(c, pasv, line + 5);
+	} else if (strncasecmp(line, "DELE ", 5) == 0) {
+		const char *name = serve_name(line + 5);
+
+		write_all(c, name != NULL && unlinkat(serve_dir, name, 0) == 0
+			     ? "250 Delete operation successful.\r\n" : "550 Delete operation failed.\r\n");
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * Answers c's commands after first. With mon >= 0 (privsep-3-processes'
  * pre-login worker) a PASS gets no reply: one byte to the monitor on mon,
  * and the end. What was read past that line is lost: the client waits for
- * the 230, as ftpbench's and this file's do.
+ * the 230, as ftpbench's and this file's do. ask >= 0 (privsep-3's
+ * post-login worker, serve mode): the monitor's socket, asked for each
+ * PASV socket.
  */
 static void __attribute__((noreturn))
-session(int c, enum server srv, const char *first, int mon)
+session(int c, enum server srv, const char *first, int mon, int ask)
 {
 	char buf[LINE_MAX_LEN];
 	size_t have = 0;
+	int pasv = -1, one = 1;
 
+	/* RETR's 150 and 226 are two writes with no command between: with
+	 * Nagle's algorithm the 226 would wait for the client's delayed ACK
+	 * of the 150. Every FTP server of the comparison sets it. */
+	if (serve_dir >= 0)
+		(void)setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	write_all(c, first);
 	for (;;) {
 		ssize_t n = read(c, buf + have, sizeof(buf) - 1 - have);
@@ -156,7 +397,8 @@ session(int c, enum server srv, const char *first, int mon)
 				_exit(0);
 			}
 			*nl = '\0';
-			write_all(c, answer(buf));
+			if (!serve_command(c, buf, ask, &pasv))
+				write_all(c, answer(buf));
 			have -= (size_t)(nl + 2 - buf);
 			memmove(buf, nl + 2, have + 1);
 			if (quit && (srv == PER_SESSION_IDLE_EXIT || srv == PRIVSEP_3)) {
@@ -229,7 +471,7 @@ privsep_child(int via, int other, int prelogin, pid_t *pid)
 		close(sp[0]);
 		session(recv_fd(sp[1]), PRIVSEP_3,
 			prelogin ? "220 rawsess\r\n" : "230 Login successful.\r\n",
-			prelogin ? sp[1] : -1);
+			prelogin ? sp[1] : -1, prelogin ? -1 : sp[1]);
 	}
 	close(sp[1]);
 	return sp[0];
@@ -259,6 +501,21 @@ privsep_monitor(int via)
 	if (!pass)
 		_exit(0);
 	send_fd(post_fd, c);
+	if (serve_dir >= 0) {
+		struct sockaddr_in local;
+		socklen_t len = sizeof(local);
+
+		if (getsockname(c, (struct sockaddr *)&local, &len) != 0)
+			_exit(1);
+		/* Each byte from the worker asks for a PASV socket; its end
+		 * (the session's) closes the socket. */
+		while (read(post_fd, &byte, 1) == 1) {
+			int s = pasv_socket(&local);
+
+			send_fd(post_fd, s);
+			close(s);
+		}
+	}
 	close(c);
 	while (waitpid(post, NULL, 0) < 0 && errno == EINTR)
 		;
@@ -287,13 +544,13 @@ spare(int lfd, enum server srv)
 			privsep_monitor(sp[1]);
 		c = recv_fd(sp[1]);
 		close(sp[1]);
-		session(c, srv, "220 rawsess\r\n", -1);
+		session(c, srv, "220 rawsess\r\n", -1, -1);
 	}
 	close(sp[1]);
 	return sp[0];
 }
 
-static void
+static void __attribute__((noreturn))
 listener_per_session(int lfd, enum server srv)
 {
 	int next = spare(lfd, srv);
@@ -511,8 +768,43 @@ cmp_double(const void *x, const void *y)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: rawsess N [-r REPS]   (1 <= N <= %d)\n", MAX_N);
+	fprintf(stderr, "usage: rawsess N [-r REPS]   (1 <= N <= %d)\n"
+		"       rawsess serve SERVER PORT DIR\n", MAX_N);
 	exit(2);
+}
+
+/*
+ * rawsess serve: one of the servers with a process per session, kept
+ * running on 127.0.0.1:PORT, that also answers TYPE, SIZE, PASV, RETR,
+ * STOR and DELE of DIR's files (anyone's USER and PASS log in; the
+ * commands are answered before a login too). Ends at SIGTERM; each
+ * session ends with its client.
+ */
+static void __attribute__((noreturn))
+serve(const char *name, const char *port, const char *dir)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int s, lfd, one = 1;
+
+	if (strcmp(name, "privsep-3-processes+worker-pasv") == 0) {
+		serve_worker_pasv = 1;
+		name = server_name[PRIVSEP_3];
+	}
+	for (s = PER_SESSION; s < SERVERS; s++)
+		if (strcmp(name, server_name[s]) == 0)
+			break;
+	if (s == SERVERS || atoi(port) < 1 || atoi(port) > 65535)
+		usage();
+	serve_dir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (serve_dir < 0)
+		raw_fail(dir);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)atoi(port));
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(lfd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(lfd, 1024) != 0)
+		raw_fail("listen");
+	listener_per_session(lfd, (enum server)s);
 }
 
 int
@@ -521,6 +813,8 @@ main(int argc, char **argv)
 	static double login[SERVERS][MAX_REPS], quit[SERVERS][MAX_REPS];
 	int n, reps = 3, r, s;
 
+	if (argc == 5 && strcmp(argv[1], "serve") == 0)
+		serve(argv[2], argv[3], argv[4]);
 	if (argc != 2 && !(argc == 4 && strcmp(argv[2], "-r") == 0))
 		usage();
 	n = atoi(argv[1]);

@@ -3,8 +3,11 @@ every suite figure completes, and robots stay alive; and the same over
 FTPS (issue 11), with every data connection resuming the control
 session. Seconds, not minutes; counts are checked, timings are not."""
 
+import ftplib
+import io
 import os
 import re
+import signal
 import subprocess
 
 import pytest
@@ -257,3 +260,60 @@ def test_rawsess_every_server():
                          what="rawsess's processes to end (none left behind)")
     bad = subprocess.run([RAWSESS, "0"], capture_output=True, text=True, timeout=10)
     assert bad.returncode == 2 and "usage" in bad.stderr
+
+
+@pytest.mark.parametrize("server", ["process-per-session", "privsep-3-processes",
+                                    "privsep-3-processes+worker-pasv"])
+def test_rawsess_serves_the_robots(tmp_path, server):
+    """`rawsess serve`, the floor bench/robotsn --floor and bench/ab's
+    floor: put beside the servers: it answers SIZE, RETR, STOR and DELE
+    of its directory's files (the privsep-3 worker's PASV sockets from its
+    monitor, or its own), refuses a name outside it, keeps robots alive
+    with whole fetches, and no session's process outlives the server."""
+    data = os.urandom(10 * 1024)
+    (tmp_path / "robot.dat").write_bytes(data)
+    (tmp_path / "sub").mkdir()
+    port = twhelpers.free_ports(1)[0]
+    p = subprocess.Popen([RAWSESS, "serve", server, str(port), str(tmp_path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        twhelpers.wait_until(lambda: twhelpers.port_listening(port), 10,
+                             what="rawsess serve to listen")
+        f = ftplib.FTP()
+        f.connect(twhelpers.HOST, port, timeout=10)
+        f.login("anonymous", "a@b")
+        f.voidcmd("TYPE I")
+        assert f.size("robot.dat") == len(data)
+        for _ in range(3):      # a PASV socket each time
+            got = []
+            f.retrbinary("RETR robot.dat", got.append)
+            assert b"".join(got) == data
+        for name in ("sub/../robot.dat", "../robot.dat", ".", "sub", "none"):
+            with pytest.raises(ftplib.error_perm, match="^550"):
+                f.retrbinary("RETR " + name, lambda b: None)
+        # STOR (spliced) of a file of several pipes, "/" as the root, then DELE.
+        up = os.urandom(600 * 1024 + 7)
+        f.storbinary("STOR /up.dat", io.BytesIO(up))
+        assert (tmp_path / "up.dat").read_bytes() == up
+        with pytest.raises(ftplib.error_perm, match="^553"):
+            f.storbinary("STOR sub/up.dat", io.BytesIO(b"x"))
+        assert f.delete("up.dat").startswith("250")
+        assert not (tmp_path / "up.dat").exists()
+        with pytest.raises(ftplib.error_perm, match="^550"):
+            f.delete("../robot.dat")
+        f.quit()
+        rc, out = _run(["robots", "-h" + twhelpers.HOST, "-P%d" % port, "-n6", "-c2", "-t3",
+                        "-b20000", "-B1000", "-uanonymous", "-pa@b", "-frobot.dat",
+                        "-m1500"])
+        assert rc == 0, out
+        m = re.search(r"^users alive: (\d+)", out, re.M)
+        assert m and int(m.group(1)) == 6, out
+        fetched = re.search(r"^total bytes: (\d+) in (\d+) fetches", out, re.M)
+        total, fetches = int(fetched.group(1)), int(fetched.group(2))
+        assert fetches > 0 and fetches * len(data) <= total < (fetches + 6) * len(data), out
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=10)
+    # The sessions end with their clients, the spares with the listener.
+    twhelpers.wait_until(lambda: not _rawsess_pids(), timeout=10.0,
+                         what="rawsess's processes to end (none left behind)")
