@@ -434,6 +434,19 @@ def test_accept_timeout(make_server):
     f.close()
 
 
+def _waits_for_data_connection(pid, accept_timeout):
+    """The worker pid is in poll(2) with accept_timeout's deadline or less:
+    waiting for a data connection, not for a command (whose deadline is
+    idle_session_timeout's, 120 s in these tests). /proc/PID/syscall:
+    number (7, poll, on x86_64), fds, nfds, timeout in ms."""
+    try:
+        with open("/proc/%d/syscall" % pid) as fh:
+            f = fh.read().split()
+    except OSError:
+        return False
+    return len(f) > 3 and f[0] == "7" and 0 < int(f[3], 16) <= accept_timeout * 1000
+
+
 @pytest.mark.parametrize("size", [10 * 1024, 40 * 1024])
 def test_client_connects_after_its_retr(make_server, size):
     """A client may send RETR before it connects: the worker finds no
@@ -443,11 +456,16 @@ def test_client_connects_after_its_retr(make_server, size):
     data = os.urandom(size)
     s.put("late.bin", data)
     f = s.ftp("alice")
+    worker, = twhelpers.workers(s.session_of(f.sock.getsockname()[1]))
     f.sendcmd("TYPE I")
     resp = f.sendcmd("PASV")
     _, port = ftplib.parse227(resp)
     f.sock.sendall(b"RETR late.bin\r\n")
-    time.sleep(0.5)
+    if os.uname().machine == "x86_64":
+        wait_until(lambda: _waits_for_data_connection(worker, 10), 10,
+                   what="the worker to wait for the data connection")
+    else:
+        time.sleep(0.5)     # poll(2)'s number is x86_64's below
     conn = socket.create_connection((HOST, port), 10,
                                     source_address=(f.sock.getsockname()[0], 0))
     got = b""
@@ -762,17 +780,33 @@ def test_worker_ending_before_its_answer_ahead_is_no_crash(make_server):
     assert "worker gone" not in s.log_text()
 
 
+def _ipc_unread(pid):
+    """pid's socket to its monitor (its one SOCK_SEQPACKET) holds bytes it
+    has not read (ss's Recv-Q)."""
+    out = subprocess.run(["ss", "-xpnH"], capture_output=True, text=True).stdout
+    return any(line.split()[0] == "u_seq" and "pid=%d," % pid in line and
+               int(line.split()[2]) > 0 for line in out.splitlines() if line.strip())
+
+
 def test_client_gone_with_an_answer_ahead_unread_is_no_crash(make_server):
     """The client hangs up (no QUIT) while its worker waits for the next
     command, the answer to the socket it asked for ahead unread in its IPC
     queue. The worker ends on the hang-up; its monitor's next read gets
     ECONNRESET (a peer that closed with data unread), which is the
     session's normal end, not a bad session: with
-    source_penalty_sessions=2, the address would otherwise be refused."""
+    source_penalty_sessions=2, the address would otherwise be refused.
+    A worker that finds the answer already there before its wait reads it
+    at once; the test build's monitor takes 100 ms over each PASV socket,
+    so it comes during the wait and stays unread until the socket's
+    second is over (dataconn.c), and the hang-up waits until it is
+    there."""
     s = make_server({"pasv_min_port": 0, "pasv_max_port": 0,
-                     "source_penalty_sessions": 2})
+                     "source_penalty_sessions": 2},
+                    extra_env={"TW_TEST_PASV_ANSWER_MS": "100"})
     def hang_up(f):
-        time.sleep(0.2)         # the answer is in the worker's queue by now
+        worker, = twhelpers.workers(s.session_of(f.sock.getsockname()[1]))
+        wait_until(lambda: _ipc_unread(worker), 10,
+                   what="the answer ahead in worker %d's queue" % worker)
         f.sock.close()
         f.file.close()
     _sessions_asking_ahead(s, 4, hang_up)
