@@ -798,17 +798,35 @@ def test_client_gone_with_an_answer_ahead_unread_is_no_crash(make_server):
     A worker that finds the answer already there before its wait reads it
     at once; the test build's monitor takes 100 ms over each PASV socket,
     so it comes during the wait and stays unread until the socket's
-    second is over (dataconn.c), and the hang-up waits until it is
-    there."""
+    second is over (dataconn.c). The hang-up comes once ss shows it
+    there, with the worker stopped until it has."""
     s = make_server({"pasv_min_port": 0, "pasv_max_port": 0,
                      "source_penalty_sessions": 2},
                     extra_env={"TW_TEST_PASV_ANSWER_MS": "100"})
     def hang_up(f):
         worker, = twhelpers.workers(s.session_of(f.sock.getsockname()[1]))
-        wait_until(lambda: _ipc_unread(worker), 10,
-                   what="the answer ahead in worker %d's queue" % worker)
-        f.sock.close()
-        f.file.close()
+        # Unread from the monitor's 100 ms to the socket's second. A worker
+        # slow to reach its wait finds it first and reads it, and one that
+        # reaches its second reads it then: two PASVs more ask again.
+        for _ in range(5):
+            end = time.monotonic() + 0.8
+            while time.monotonic() < end and not _ipc_unread(worker):
+                time.sleep(0.02)
+            if _ipc_unread(worker):
+                # Stopped, it cannot read it before the hang-up is there.
+                twhelpers.stop_process(worker)
+                if _ipc_unread(worker):
+                    break
+                os.kill(worker, signal.SIGCONT)
+            assert f.sendcmd("PASV").startswith("227")
+            assert f.sendcmd("PASV").startswith("227")
+        else:
+            pytest.fail("no answer ahead stayed unread in worker %d's queue" % worker)
+        try:
+            f.sock.close()
+            f.file.close()
+        finally:
+            os.kill(worker, signal.SIGCONT)
     _sessions_asking_ahead(s, 4, hang_up)
     assert "bad IPC message" not in s.log_text()
 
