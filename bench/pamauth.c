@@ -8,38 +8,13 @@
  * another; prints "pam_ms MEDIAN P10 P90" (milliseconds). Exits 1 if any
  * login is refused. Run as root (pam_unix reads the shadow file).
  */
-#include <security/pam_appl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
+#include "pamlogin.h"
+
 #define PAMAUTH_MAX_RUNS 100000
-
-static const char *password;
-
-static int
-conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data)
-{
-	struct pam_response *r = calloc((size_t)n, sizeof(*r));
-	int i;
-
-	(void)data;
-	if (r == NULL)
-		return PAM_BUF_ERR;
-	for (i = 0; i < n; i++) {
-		if (msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ||
-		    msg[i]->msg_style == PAM_PROMPT_ECHO_ON) {
-			r[i].resp = strdup(password);
-			if (r[i].resp == NULL) {
-				free(r);
-				return PAM_BUF_ERR;
-			}
-		}
-	}
-	*resp = r;
-	return PAM_SUCCESS;
-}
 
 static double
 now_ms(void)
@@ -61,7 +36,6 @@ cmp_double(const void *a, const void *b)
 int
 main(int argc, char **argv)
 {
-	struct pam_conv pc = { conv, NULL };
 	double *ms;
 	long n, i;
 
@@ -70,21 +44,14 @@ main(int argc, char **argv)
 			PAMAUTH_MAX_RUNS);
 		return 2;
 	}
-	password = argv[3];
 	ms = calloc((size_t)n, sizeof(*ms));
 	if (ms == NULL)
 		return 2;
 	for (i = 0; i < n; i++) {
-		pam_handle_t *ph = NULL;
 		double t0 = now_ms();
-		int rc = pam_start(argv[1], argv[2], &pc, &ph);
+		pam_handle_t *ph = pam_login_start(argv[1], argv[2]);
+		int rc = ph != NULL ? pam_login_finish(ph, argv[3]) : PAM_ABORT;
 
-		if (rc == PAM_SUCCESS)
-			rc = pam_authenticate(ph, PAM_DISALLOW_NULL_AUTHTOK);
-		if (rc == PAM_SUCCESS)
-			rc = pam_acct_mgmt(ph, 0);
-		if (ph != NULL)
-			pam_end(ph, rc);
 		ms[i] = now_ms() - t0;
 		if (rc != PAM_SUCCESS) {
 			fprintf(stderr, "pamauth: login %ld of %s refused (%d)\n", i, argv[2], rc);

@@ -55,7 +55,7 @@
  * The client is one process: blocking for the logins, epoll for the
  * QUITs; it closes each connection at its 221, as ftpbench does. Run it in a network namespace of its own (bench/compare does).
  *
- *   rawsess serve SERVER PORT DIR
+ *   rawsess serve SERVER PORT DIR [PAM_SERVICE]
  *
  * keeps one of the servers with a process per session running on
  * 127.0.0.1:PORT, answering TYPE, SIZE, PASV, RETR, STOR and DELE of
@@ -63,7 +63,9 @@
  * dkftpbench's robots (bench/robotsn --floor) and the suite's transfer
  * figures (bench/ab floor:SERVER). privsep-3-processes' worker asks its monitor
  * for each PASV socket, as twinftpd's isolated worker does;
- * privsep-3-processes+worker-pasv makes its own.
+ * privsep-3-processes+worker-pasv makes its own; privsep-3-processes+pam
+ * logs its users in through PAM_SERVICE, in a child its monitor forks at
+ * USER (bench/ab --pam --logins).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -86,6 +88,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pamlogin.h"
 #include "raw.h"
 #include "src/common/util.h"
 
@@ -146,6 +149,14 @@ static int serve_dir = -1;
 /* serve privsep-3-processes+worker-pasv: the worker makes its PASV
  * sockets itself, as twinftpd's with isolate_network=NO. */
 static int serve_worker_pasv;
+/*
+ * serve privsep-3-processes+pam: the PAM service of the logins. The
+ * pre-login worker passes USER and PASS to the monitor, which forks a
+ * child at USER (pam_start) and gives it the password at PASS
+ * (pam_authenticate, pam_acct_mgmt), as twinftpd does; the 230 comes
+ * after the child's answer and its end.
+ */
+static const char *serve_pam_service;
 
 static void send_fd(int via, int fd);
 static int recv_fd(int via);
@@ -200,11 +211,21 @@ serve_name(const char *name)
 	return name;
 }
 
+/* A regular file of serve_dir's, its stat in st; -1 for anything else
+ * (a FIFO must not block the open: O_NONBLOCK, which files ignore). */
 static int
-serve_open(const char *name, int flags)
+serve_open(const char *name, int flags, struct stat *st)
 {
+	int f;
+
 	name = serve_name(name);
-	return name == NULL ? -1 : openat(serve_dir, name, flags | O_CLOEXEC | O_NOFOLLOW, 0644);
+	f = name == NULL ? -1 : openat(serve_dir, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+				       0644);
+	if (f >= 0 && (fstat(f, st) != 0 || !S_ISREG(st->st_mode))) {
+		close(f);
+		f = -1;
+	}
+	return f;
 }
 
 /* The data connection of a transfer, after its 150; -1 when none came. */
@@ -224,13 +245,14 @@ serve_accept(int *pasv)
 static void
 serve_stor(int c, int *pasv, const char *name)
 {
+	struct stat st;
 	int f, d, p[2], ok = 0;
 
 	if (*pasv < 0) {
 		write_all(c, "425 Use PASV first.\r\n");
 		return;
 	}
-	f = serve_open(name, O_WRONLY | O_CREAT | O_TRUNC);
+	f = serve_open(name, O_WRONLY | O_CREAT | O_TRUNC, &st);
 	if (f < 0) {
 		write_all(c, "553 Could not create file.\r\n");
 		return;
@@ -240,7 +262,14 @@ serve_stor(int c, int *pasv, const char *name)
 	(void)fcntl(p[1], F_SETPIPE_SZ, 256 * 1024);
 	write_all(c, "150 Ok to send data.\r\n");
 	d = serve_accept(pasv);
-	while (d >= 0) {
+	if (d < 0) {
+		close(p[0]);
+		close(p[1]);
+		close(f);
+		write_all(c, "425 Failed to establish connection.\r\n");
+		return;
+	}
+	for (;;) {
 		ssize_t n = splice(d, NULL, p[1], NULL, 256 * 1024, SPLICE_F_MOVE);
 
 		if (n <= 0) {
@@ -257,8 +286,7 @@ serve_stor(int c, int *pasv, const char *name)
 		if (n > 0)
 			break;
 	}
-	if (d >= 0)
-		close(d);
+	close(d);
 	close(p[0]);
 	close(p[1]);
 	ok = close(f) == 0 && ok;
@@ -277,22 +305,23 @@ serve_retr(int c, int *pasv, const char *name)
 		write_all(c, "425 Use PASV first.\r\n");
 		return;
 	}
-	f = serve_open(name, O_RDONLY);
-	if (f < 0 || fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
-		if (f >= 0)
-			close(f);
+	f = serve_open(name, O_RDONLY, &st);
+	if (f < 0) {
 		write_all(c, "550 Failed to open file.\r\n");
 		return;
 	}
 	write_all(c, "150 Opening BINARY mode data connection.\r\n");
 	d = serve_accept(pasv);
-	if (d >= 0) {
-		/* Blocking (accept4 without SOCK_NONBLOCK): one sendfile
-		 * loop, as a simple server sends. */
-		while (off < st.st_size && sendfile(d, f, &off, (size_t)(st.st_size - off)) > 0)
-			;
-		close(d);
+	if (d < 0) {
+		close(f);
+		write_all(c, "425 Failed to establish connection.\r\n");
+		return;
 	}
+	/* Blocking (accept4 without SOCK_NONBLOCK): one sendfile loop, as a
+	 * simple server sends. */
+	while (off < st.st_size && sendfile(d, f, &off, (size_t)(st.st_size - off)) > 0)
+		;
+	close(d);
 	close(f);
 	write_all(c, off == st.st_size ? "226 Transfer complete.\r\n"
 				       : "426 Failure writing network stream.\r\n");
@@ -311,9 +340,9 @@ serve_command(int c, char *line, int ask, int *pasv)
 		write_all(c, "200 Switching to Binary mode.\r\n");
 	} else if (strncasecmp(line, "SIZE ", 5) == 0) {
 		struct stat st;
-		int f = serve_open(line + 5, O_RDONLY);
+		int f = serve_open(line + 5, O_RDONLY, &st);
 
-		if (f >= 0 && fstat(f, &st) == 0 && S_ISREG(st.st_mode))
+		if (f >= 0)
 			snprintf(msg, sizeof(msg), "213 %lld\r\n", (long long)st.st_size);
 		else
 			snprintf(msg, sizeof(msg), "550 Could not get file size.\r\n");
@@ -393,12 +422,20 @@ session(int c, enum server srv, const char *first, int mon, int ask)
 			int quit = strncasecmp(buf, "QUIT", 4) == 0;
 
 			if (mon >= 0 && strncasecmp(buf, "PASS", 4) == 0) {
-				(void)!write(mon, "L", 1);
+				if (serve_pam_service != NULL)
+					(void)!write(mon, buf, (size_t)(nl + 2 - buf));
+				else
+					(void)!write(mon, "L", 1);
 				_exit(0);
 			}
 			*nl = '\0';
 			if (!serve_command(c, buf, ask, &pasv))
 				write_all(c, answer(buf));
+			/* After the 331, as twinftpd's worker asks ahead. */
+			if (mon >= 0 && serve_pam_service != NULL && strncasecmp(buf, "USER ", 5) == 0) {
+				*nl = '\r';
+				(void)!write(mon, buf, (size_t)(nl + 2 - buf));
+			}
 			have -= (size_t)(nl + 2 - buf);
 			memmove(buf, nl + 2, have + 1);
 			if (quit && (srv == PER_SESSION_IDLE_EXIT || srv == PRIVSEP_3)) {
@@ -477,6 +514,91 @@ privsep_child(int via, int other, int prelogin, pid_t *pid)
 	return sp[0];
 }
 
+/* One "USER name" or "PASS word" line from the pre-login worker, without
+ * its CRLF; 0 at its end or a line too long. */
+static int
+pam_line(int fd, char *line, size_t size)
+{
+	size_t have = 0;
+
+	while (have + 1 < size && read(fd, line + have, 1) == 1) {
+		if (have > 0 && line[have - 1] == '\r' && line[have] == '\n') {
+			line[have - 1] = '\0';
+			return 1;
+		}
+		have++;
+	}
+	return 0;
+}
+
+/*
+ * The PAM child, forked at USER: pam_start, then the password from its
+ * pipe, pam_authenticate and pam_acct_mgmt, one byte of answer, the end.
+ */
+static pid_t
+pam_child(const char *user, int *pw_to, int *answer_from)
+{
+	int pw[2], ans[2];
+	pid_t pid;
+
+	if (pipe2(pw, O_CLOEXEC) != 0 || pipe2(ans, O_CLOEXEC) != 0)
+		raw_fail("pipe");
+	pid = fork();
+	if (pid < 0)
+		raw_fail("fork");
+	if (pid == 0) {
+		char word[LINE_MAX_LEN];
+		pam_handle_t *ph = pam_login_start(serve_pam_service, user);
+		ssize_t n = read(pw[0], word, sizeof(word) - 1);
+
+		word[n > 0 ? n : 0] = '\0';
+		(void)!write(ans[1], ph != NULL && n > 0 &&
+			     pam_login_finish(ph, word) == PAM_SUCCESS ? "1" : "0", 1);
+		_exit(0);
+	}
+	close(pw[0]);
+	close(ans[1]);
+	*pw_to = pw[1];
+	*answer_from = ans[0];
+	return pid;
+}
+
+/* +pam: the monitor's part of the login; 1 when PAM let it in. */
+static int
+pam_monitor_login(int pre_fd)
+{
+	char line[LINE_MAX_LEN], ok = '0';
+	int pw_to = -1, answer_from = -1;
+	pid_t child = -1;
+
+	while (pam_line(pre_fd, line, sizeof(line))) {
+		if (strncasecmp(line, "USER ", 5) == 0) {
+			if (child > 0) {
+				kill(child, SIGKILL);
+				close(pw_to);
+				close(answer_from);
+				while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+					;
+			}
+			child = pam_child(line + 5, &pw_to, &answer_from);
+		} else if (strncasecmp(line, "PASS ", 5) == 0 && child > 0) {
+			(void)!write(pw_to, line + 5, strlen(line + 5));
+			if (read(answer_from, &ok, 1) != 1)
+				ok = '0';
+			break;
+		} else {
+			break;
+		}
+	}
+	if (child > 0) {
+		close(pw_to);
+		close(answer_from);
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	return ok == '1';
+}
+
 /* privsep-3-processes: the monitor, forked before its client, with its
  * two children forked before the client too (as a ready pair). */
 static void __attribute__((noreturn))
@@ -495,7 +617,7 @@ privsep_monitor(int via)
 	send_fd(pre_fd, c);
 	/* PASS, or the client gone: either way the pre-login worker ends,
 	 * and the post-login one may touch the connection only after. */
-	pass = read(pre_fd, &byte, 1) == 1;
+	pass = serve_pam_service != NULL ? pam_monitor_login(pre_fd) : read(pre_fd, &byte, 1) == 1;
 	while (waitpid(pre, NULL, 0) < 0 && errno == EINTR)
 		;
 	if (!pass)
@@ -560,10 +682,13 @@ listener_per_session(int lfd, enum server srv)
 	for (;;) {
 		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
-		if (c < 0 && errno == EINTR)
+		if (c < 0) {
+			/* Out of descriptors or memory, or a connection reset
+			 * in the queue: the floor stays, as a server does. */
+			if (errno != EINTR)
+				(void)poll(NULL, 0, 10);
 			continue;
-		if (c < 0)
-			raw_fail("accept");
+		}
 		send_fd(next, c);
 		close(c);
 		close(next);
@@ -769,7 +894,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: rawsess N [-r REPS]   (1 <= N <= %d)\n"
-		"       rawsess serve SERVER PORT DIR\n", MAX_N);
+		"       rawsess serve SERVER PORT DIR [PAM_SERVICE]\n", MAX_N);
 	exit(2);
 }
 
@@ -781,7 +906,7 @@ usage(void)
  * session ends with its client.
  */
 static void __attribute__((noreturn))
-serve(const char *name, const char *port, const char *dir)
+serve(const char *name, const char *port, const char *dir, const char *pam_service)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	int s, lfd, one = 1;
@@ -789,12 +914,22 @@ serve(const char *name, const char *port, const char *dir)
 	if (strcmp(name, "privsep-3-processes+worker-pasv") == 0) {
 		serve_worker_pasv = 1;
 		name = server_name[PRIVSEP_3];
+	} else if (strcmp(name, "privsep-3-processes+pam") == 0) {
+		if (pam_service == NULL)
+			usage();
+		serve_pam_service = pam_service;
+		name = server_name[PRIVSEP_3];
 	}
+	if (pam_service != NULL && serve_pam_service == NULL)
+		usage();
 	for (s = PER_SESSION; s < SERVERS; s++)
 		if (strcmp(name, server_name[s]) == 0)
 			break;
 	if (s == SERVERS || atoi(port) < 1 || atoi(port) > 65535)
 		usage();
+	/* A client that resets its data connection ends a send with EPIPE,
+	 * not its session. */
+	signal(SIGPIPE, SIG_IGN);
 	serve_dir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (serve_dir < 0)
 		raw_fail(dir);
@@ -813,8 +948,8 @@ main(int argc, char **argv)
 	static double login[SERVERS][MAX_REPS], quit[SERVERS][MAX_REPS];
 	int n, reps = 3, r, s;
 
-	if (argc == 5 && strcmp(argv[1], "serve") == 0)
-		serve(argv[2], argv[3], argv[4]);
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "serve") == 0)
+		serve(argv[2], argv[3], argv[4], argc == 6 ? argv[5] : NULL);
 	if (argc != 2 && !(argc == 4 && strcmp(argv[2], "-r") == 0))
 		usage();
 	n = atoi(argv[1]);

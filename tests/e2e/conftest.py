@@ -6,7 +6,10 @@ private world under /tmp; see twhelpers.Server.
 """
 
 import os
+import pwd
+import secrets
 import signal
+import subprocess
 import sys
 
 import pytest
@@ -132,3 +135,48 @@ def certs(tmp_path_factory):
     os.chmod(combined, 0o600)
     return {"dir": d, "good": good, "other": other, "expired": expired,
             "combined": combined}
+
+
+@pytest.fixture
+def real_user(tmp_path_factory):
+    """A user made by useradd (SHA-512 password) and a PAM service of
+    pam_unix alone for it, removed at the end: real PAM and NSS, no
+    wrappers (test_pam_unix, and bench/pamauth's smoke)."""
+    name = "twe2e" + secrets.token_hex(3)
+    password = "Pw-" + secrets.token_hex(6)
+    service = "twe2e-unix-" + secrets.token_hex(3)
+    pam_file = "/etc/pam.d/" + service
+    home = None
+    created = False
+    try:
+        base = "/tmp/twe2e-unix-" + secrets.token_hex(3)
+        os.mkdir(base, 0o755)
+        home = os.path.join(base, name)
+        r = subprocess.run(["useradd", "-M", "-d", home, "-s", "/bin/sh", "-U", name],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        assert r.returncode == 0, r.stderr
+        created = True
+        r = subprocess.run(["chpasswd", "-c", "SHA512", "-s", "1000"],
+                           input=("%s:%s\n" % (name, password)).encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        if r.returncode != 0:   # older chpasswd without -s
+            r = subprocess.run(["chpasswd", "-c", "SHA512"],
+                               input=("%s:%s\n" % (name, password)).encode(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        assert r.returncode == 0, r.stderr
+        pw = pwd.getpwnam(name)
+        os.mkdir(home, 0o755)
+        os.chown(home, pw.pw_uid, pw.pw_gid)
+        with open(pam_file, "w") as f:
+            f.write("auth required pam_unix.so\naccount required pam_unix.so\n")
+        yield {"name": name, "password": password, "service": service, "home": home,
+               "uid": pw.pw_uid, "gid": pw.pw_gid, "base": base}
+    finally:
+        if os.path.exists(pam_file):
+            os.unlink(pam_file)
+        if created:
+            subprocess.run(["userdel", "-f", name], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=30)
+        if home:
+            subprocess.run(["rm", "-rf", "--one-file-system", os.path.dirname(home)],
+                           timeout=30)

@@ -274,8 +274,11 @@ def test_rawsess_serves_the_robots(tmp_path, server):
     (tmp_path / "robot.dat").write_bytes(data)
     (tmp_path / "sub").mkdir()
     port = twhelpers.free_ports(1)[0]
+    # Not pipes: every session inherits them, and a wait for their end
+    # would wait for the sessions'.
+    err = open(tmp_path / "rawsess.err", "wb")
     p = subprocess.Popen([RAWSESS, "serve", server, str(port), str(tmp_path)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.DEVNULL, stderr=err)
     try:
         twhelpers.wait_until(lambda: twhelpers.port_listening(port), 10,
                              what="rawsess serve to listen")
@@ -309,11 +312,56 @@ def test_rawsess_serves_the_robots(tmp_path, server):
         m = re.search(r"^users alive: (\d+)", out, re.M)
         assert m and int(m.group(1)) == 6, out
         fetched = re.search(r"^total bytes: (\d+) in (\d+) fetches", out, re.M)
+        assert fetched, out
         total, fetches = int(fetched.group(1)), int(fetched.group(2))
         assert fetches > 0 and fetches * len(data) <= total < (fetches + 6) * len(data), out
     finally:
         p.send_signal(signal.SIGTERM)
-        p.communicate(timeout=10)
+        p.wait(timeout=10)
+        err.close()
     # The sessions end with their clients, the spares with the listener.
+    twhelpers.wait_until(lambda: not _rawsess_pids(), timeout=10.0,
+                         what="rawsess's processes to end (none left behind)")
+
+
+PAMAUTH = os.path.join(os.path.dirname(twhelpers.TWINFTPD), "bench", "pamauth")
+
+
+def test_pam_floor_and_pamauth(real_user):
+    """The PAM floor of bench/ab --pam: `rawsess serve
+    privsep-3-processes+pam` logs a real pam_unix user in through a PAM
+    child its monitor forks at USER, and refuses a wrong password (the
+    connection ends without a 230); bench/pamauth, the floor under PASS ->
+    230, takes the right password and refuses a wrong one."""
+    u = real_user
+    r = subprocess.run([PAMAUTH, u["service"], u["name"], u["password"], "3"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and re.match(r"pam_ms [0-9.]+ [0-9.]+ [0-9.]+$", r.stdout), r
+    r = subprocess.run([PAMAUTH, u["service"], u["name"], "wrong", "1"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "refused" in r.stderr, r
+    bad = subprocess.run([RAWSESS, "serve", "privsep-3-processes+pam", "2121", u["base"]],
+                         capture_output=True, text=True, timeout=10)
+    assert bad.returncode == 2 and "usage" in bad.stderr
+    port = twhelpers.free_ports(1)[0]
+    p = subprocess.Popen([RAWSESS, "serve", "privsep-3-processes+pam", str(port), u["base"],
+                          u["service"]], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        twhelpers.wait_until(lambda: twhelpers.port_listening(port), 10,
+                             what="rawsess serve to listen")
+        for _ in range(2):
+            f = ftplib.FTP()
+            f.connect(twhelpers.HOST, port, timeout=10)
+            assert f.login(u["name"], u["password"]).startswith("230")
+            f.quit()
+        f = ftplib.FTP()
+        f.connect(twhelpers.HOST, port, timeout=10)
+        with pytest.raises((EOFError, ConnectionError, ftplib.error_reply)):
+            f.login(u["name"], "wrong")
+        f.close()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=10)
     twhelpers.wait_until(lambda: not _rawsess_pids(), timeout=10.0,
                          what="rawsess's processes to end (none left behind)")

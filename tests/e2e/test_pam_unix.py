@@ -1,56 +1,12 @@
 """Real PAM (pam_unix) and real NSS with a user made by useradd, no wrappers."""
 
 import os
-import secrets
 import subprocess
 
 import pytest
 
 from twhelpers import (DEAD_PROCESS, USER_PROCESS, children, proc_ids, proc_link, proc_stat,
                        retr, session_holder, stor, utmp_records as records, wait_until)
-
-
-@pytest.fixture
-def real_user(tmp_path_factory):
-    name = "twe2e" + secrets.token_hex(3)
-    password = "Pw-" + secrets.token_hex(6)
-    service = "twe2e-unix-" + secrets.token_hex(3)
-    pam_file = "/etc/pam.d/" + service
-    home = None
-    created = False
-    try:
-        base = "/tmp/twe2e-unix-" + secrets.token_hex(3)
-        os.mkdir(base, 0o755)
-        home = os.path.join(base, name)
-        r = subprocess.run(["useradd", "-M", "-d", home, "-s", "/bin/sh", "-U", name],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
-        assert r.returncode == 0, r.stderr
-        created = True
-        r = subprocess.run(["chpasswd", "-c", "SHA512", "-s", "1000"],
-                           input=("%s:%s\n" % (name, password)).encode(),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
-        if r.returncode != 0:   # older chpasswd without -s
-            r = subprocess.run(["chpasswd", "-c", "SHA512"],
-                               input=("%s:%s\n" % (name, password)).encode(),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
-        assert r.returncode == 0, r.stderr
-        import pwd
-        pw = pwd.getpwnam(name)
-        os.mkdir(home, 0o755)
-        os.chown(home, pw.pw_uid, pw.pw_gid)
-        with open(pam_file, "w") as f:
-            f.write("auth required pam_unix.so\naccount required pam_unix.so\n")
-        yield {"name": name, "password": password, "service": service, "home": home,
-               "uid": pw.pw_uid, "gid": pw.pw_gid, "base": base}
-    finally:
-        if os.path.exists(pam_file):
-            os.unlink(pam_file)
-        if created:
-            subprocess.run(["userdel", "-f", name], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=30)
-        if home:
-            subprocess.run(["rm", "-rf", "--one-file-system", os.path.dirname(home)],
-                           timeout=30)
 
 
 @pytest.fixture
