@@ -548,8 +548,15 @@ pam_child(const char *user, int *pw_to, int *answer_from)
 		raw_fail("fork");
 	if (pid == 0) {
 		char word[LINE_MAX_LEN];
-		pam_handle_t *ph = pam_login_start(serve_pam_service, user);
-		ssize_t n = read(pw[0], word, sizeof(word) - 1);
+		pam_handle_t *ph;
+		ssize_t n;
+
+		/* Its own copy of the write end would keep its read from
+		 * ever seeing the monitor's close. */
+		close(pw[1]);
+		close(ans[0]);
+		ph = pam_login_start(serve_pam_service, user);
+		n = read(pw[0], word, sizeof(word) - 1);
 
 		word[n > 0 ? n : 0] = '\0';
 		(void)!write(ans[1], ph != NULL && n > 0 &&
@@ -577,12 +584,17 @@ pam_monitor_login(int pre_fd)
 				kill(child, SIGKILL);
 				close(pw_to);
 				close(answer_from);
+				pw_to = -1;
 				while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 					;
 			}
 			child = pam_child(line + 5, &pw_to, &answer_from);
 		} else if (strncasecmp(line, "PASS ", 5) == 0 && child > 0) {
+			/* The close ends the child's read, an empty
+			 * password too. */
 			(void)!write(pw_to, line + 5, strlen(line + 5));
+			close(pw_to);
+			pw_to = -1;
 			if (read(answer_from, &ok, 1) != 1)
 				ok = '0';
 			break;
@@ -591,7 +603,8 @@ pam_monitor_login(int pre_fd)
 		}
 	}
 	if (child > 0) {
-		close(pw_to);
+		if (pw_to >= 0)
+			close(pw_to);
 		close(answer_from);
 		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 			;

@@ -355,11 +355,12 @@ def test_pam_floor_and_pamauth(real_user):
             f.connect(twhelpers.HOST, port, timeout=10)
             assert f.login(u["name"], u["password"]).startswith("230")
             f.quit()
-        f = ftplib.FTP()
-        f.connect(twhelpers.HOST, port, timeout=10)
-        with pytest.raises((EOFError, ConnectionError, ftplib.error_reply)):
-            f.login(u["name"], "wrong")
-        f.close()
+        for word in ("wrong", ""):      # "PASS " with nothing after it too
+            f = ftplib.FTP()
+            f.connect(twhelpers.HOST, port, timeout=10)
+            with pytest.raises((EOFError, ConnectionError, ftplib.error_reply)):
+                f.login(u["name"], word)
+            f.close()
     finally:
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=10)
