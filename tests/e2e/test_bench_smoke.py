@@ -69,7 +69,9 @@ def test_robots_mode_users_stay_alive(make_server):
     write_random(os.path.join(srv.home("alice"), "robot.dat"), 10 * 1024)
     os.chown(os.path.join(srv.home("alice"), "robot.dat"), twhelpers.USERS["alice"],
              twhelpers.USERS["alice"])
-    rc, out = _run(["robots", "-h" + twhelpers.HOST, "-P%d" % srv.port, "-n8", "-c1", "-t3",
+    # One login at a time (pam_wrapper), each 0.1-0.4 s under ASan on a
+    # busy machine: 8 s leaves room for all eight.
+    rc, out = _run(["robots", "-h" + twhelpers.HOST, "-P%d" % srv.port, "-n8", "-c1", "-t8",
                     "-b20000", "-B1000", "-ualice", "-p" + PASSWORDS["alice"],
                     "-frobot.dat", "-m1500", "-j2"])
     assert rc == 0, out
